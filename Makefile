@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: MIT
+#
+# vgpu: top-level build. Each folder adds its targets through its own .mk
+# fragment. Outputs go to $(BUILD) (default build/).
+#
+#   make            build everything (user space; kernel modules via Kbuild)
+#   make test       install test dependencies, build, run every test
+#   make demo       install what is needed, build, run the demo
+#   make gpu-check  on the GPU machine: build, check and measure (no installs)
+#   make bench      on the GPU machine: the benchmarks only
+
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+BUILD     ?= build
+CC        ?= gcc
+
+CPPFLAGS += -Iinclude -I$(CUDA_HOME)/include -D_GNU_SOURCE
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -MMD -MP
+LDFLAGS  += -pthread
+# NVIDIA's arch for test/bench kernels: Hopper (H100/H200).
+CUDA_ARCH ?= sm_90
+
+.PHONY: all test demo gpu-check bench deps check-nvcc clean format
+all:
+
+include host-daemon/host-daemon.mk
+include guest-driver/guest-driver.mk
+include kernels/kernels.mk
+include tests/tests.mk
+
+check-nvcc:
+	@test -x $(NVCC) || { echo "error: nvcc not found at $(NVCC)." \
+	  "vgpu needs CUDA 13's nvcc (CUDA_HOME=$(CUDA_HOME)) to build its test" \
+	  "kernels; install the CUDA toolkit or set CUDA_HOME." >&2; exit 1; }
+
+deps:
+	@scripts/install-deps.sh
+
+test: deps check-nvcc
+	@$(MAKE) --no-print-directory all
+	@tests/run.sh
+
+demo: deps check-nvcc
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh
+
+gpu-check: check-nvcc
+	@$(MAKE) --no-print-directory all
+	@scripts/gpu-check.sh
+
+bench: check-nvcc
+	@$(MAKE) --no-print-directory all
+	@scripts/gpu-check.sh --bench-only
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^mdev/\|\.ko')
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

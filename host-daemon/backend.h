@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GPU as vgpu-worker sees it: a table of operations with two
+ * implementations, "cuda" (libcuda.so.1 through dlopen; green contexts,
+ * the virtual memory API, libraries) and "sim" (a CPU simulator for CI).
+ * The worker never asks which one it has.
+ *
+ * Every operation returns a CUresult value (0 = CUDA_SUCCESS). Inputs are
+ * already validated by the worker: pointers lie inside mapped memory of
+ * this vGPU, handles are live, sizes are within limits.
+ *
+ * Threads: the worker serves each client from its own thread. A backend
+ * must allow concurrent calls from several threads; thread_attach() is
+ * called once on each such thread before any other call.
+ */
+#ifndef VGPU_BACKEND_H
+#define VGPU_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vgpu/control.h>
+#include <vgpu/protocol.h>
+
+struct backend;	       /* one vGPU slice on one GPU */
+struct backend_stream; /* in-order queue of work */
+struct backend_event;
+struct backend_library;
+struct backend_kernel;
+
+struct backend_ops {
+	const char *name; /* "cuda" or "sim" */
+	uint32_t kind;	  /* enum vgpu_backend_kind */
+
+	/* Describe up to max GPUs; returns the count, or -1 with err set. */
+	int (*probe)(struct vgpu_gpu_info *gpus, int max, char *err,
+		     size_t errlen);
+
+	/* Bring up a slice: device, SM groups (green context), VA range
+	 * reserved at exactly cfg->va_base. On failure returns a CUresult
+	 * and a sentence in err. */
+	int (*open)(struct backend **out, const struct vgpu_worker_config *cfg,
+		    char *err, size_t errlen);
+	void (*close)(struct backend *b);
+	int (*thread_attach)(struct backend *b);
+	void (*device_info)(struct backend *b, struct vgpu_device_info *info);
+
+	/* Physical memory: back [va, va + size) (granule aligned, inside
+	 * the reserved range) with memory, or release it. */
+	uint64_t (*granularity)(struct backend *b);
+	int (*mem_map)(struct backend *b, uint64_t va, uint64_t size);
+	int (*mem_unmap)(struct backend *b, uint64_t va, uint64_t size);
+
+	/* Copies are ordered on the stream; the host-side ones return once
+	 * the host buffer may be reused (htod) or holds the data (dtoh). */
+	int (*memcpy_htod)(struct backend *b, struct backend_stream *s,
+			   uint64_t dst, const void *src, size_t n);
+	int (*memcpy_dtoh)(struct backend *b, struct backend_stream *s,
+			   void *dst, uint64_t src, size_t n);
+	int (*memcpy_dtod)(struct backend *b, struct backend_stream *s,
+			   uint64_t dst, uint64_t src, size_t n);
+	int (*memset)(struct backend *b, struct backend_stream *s, uint64_t dst,
+		      uint32_t value, uint32_t elem_size, size_t count);
+
+	/* Code. library_get_kernel fills the parameter layout (from
+	 * cuKernelGetParamInfo on cuda, from the twin table on sim). */
+	int (*library_load)(struct backend *b, const void *image, size_t len,
+			    struct backend_library **out);
+	void (*library_unload)(struct backend *b, struct backend_library *l);
+	int (*library_get_kernel)(struct backend *b, struct backend_library *l,
+				  const char *name, struct backend_kernel **out,
+				  struct vgpu_kernel_info *layout);
+	int (*launch)(struct backend *b, struct backend_kernel *k,
+		      const uint32_t grid[3], const uint32_t block[3],
+		      uint32_t shared_bytes, struct backend_stream *s,
+		      void **params);
+
+	/* Streams and events, with CUDA's semantics. */
+	int (*stream_create)(struct backend *b, struct backend_stream **out);
+	void (*stream_destroy)(struct backend *b, struct backend_stream *s);
+	int (*stream_sync)(struct backend *b, struct backend_stream *s);
+	int (*stream_query)(struct backend *b, struct backend_stream *s);
+	int (*stream_wait_event)(struct backend *b, struct backend_stream *s,
+				 struct backend_event *e);
+	int (*event_create)(struct backend *b, uint32_t flags,
+			    struct backend_event **out);
+	void (*event_destroy)(struct backend *b, struct backend_event *e);
+	int (*event_record)(struct backend *b, struct backend_event *e,
+			    struct backend_stream *s);
+	int (*event_sync)(struct backend *b, struct backend_event *e);
+	int (*event_query)(struct backend *b, struct backend_event *e);
+	int (*event_elapsed)(struct backend *b, struct backend_event *start,
+			     struct backend_event *end, float *ms);
+};
+
+extern const struct backend_ops backend_cuda_ops;
+extern const struct backend_ops backend_sim_ops;
+
+/* The table for a kind, or NULL. */
+const struct backend_ops *backend_by_kind(uint32_t kind);
+/* "cuda" / "sim" / "auto" -> kind; auto = cuda when a GPU is found. */
+int backend_kind_from_name(const char *name, uint32_t *kind);
+
+#endif /* VGPU_BACKEND_H */

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vgpud <-> vgpu-worker control messages. Both ends are ours and run on the
+ * host, but a worker executes untrusted guest work, so vgpud still checks
+ * every message it receives from a worker (type, length, strings).
+ *
+ * Transport: one AF_UNIX SOCK_SEQPACKET socketpair per worker, inherited by
+ * the worker as the descriptor named by --ctl-fd. Each message is one
+ * packet: struct vgpu_ctl_hdr followed by the payload for its type.
+ */
+#ifndef VGPU_CONTROL_H
+#define VGPU_CONTROL_H
+
+#include <stdint.h>
+
+#include "protocol.h"
+
+#define VGPU_MAX_GPUS 16
+#define VGPU_MAX_SM_GROUPS 64 /* groups per GPU */
+
+enum vgpu_ctl_type {
+	/* vgpud -> worker */
+	VGPU_CTL_CONFIG = 1,   /* struct vgpu_worker_config; first message */
+	VGPU_CTL_CLIENT = 2,   /* struct vgpu_ctl_client + 1 fd (SCM_RIGHTS):
+				  the client's socket, hello already read */
+	VGPU_CTL_SHUTDOWN = 3, /* no payload: finish, free, exit 0 */
+
+	/* worker -> vgpud */
+	VGPU_CTL_READY = 10,   /* struct vgpu_ctl_ready: answer to CONFIG */
+	VGPU_CTL_STATS = 11,   /* struct vgpu_ctl_stats, about once a second */
+	VGPU_CTL_FAULT = 12,   /* struct vgpu_ctl_fault, then the worker exits */
+	VGPU_CTL_GPU_INFO = 13 /* struct vgpu_gpu_info, one per GPU (--probe),
+				  then a VGPU_CTL_READY with ngpus */
+};
+
+struct vgpu_ctl_hdr {
+	uint32_t type; /* enum vgpu_ctl_type */
+	uint32_t len;  /* payload bytes after this header */
+};
+
+/* What a GPU offers, as the backend reads it from the device. */
+struct vgpu_gpu_info {
+	uint32_t index;
+	uint32_t backend; /* enum vgpu_backend_kind */
+	char name[128];
+	uint8_t uuid[16];
+	uint32_t sm_count;
+	uint32_t min_partition;	 /* minSmPartitionSize */
+	uint32_t alignment;	 /* smCoscheduledAlignment */
+	uint32_t cc_major, cc_minor;
+	uint64_t memory_total;
+	uint64_t granularity; /* physical allocation granularity (2 MiB) */
+	/* The device's split into groups of min_partition SMs (the same
+	 * split every worker makes): group_sms[i] SMs in group i. */
+	uint32_t ngroups;
+	uint32_t group_sms[VGPU_MAX_SM_GROUPS];
+};
+
+/* VGPU_CTL_CONFIG: everything a worker needs to bring its vGPU up. */
+struct vgpu_worker_config {
+	char name[VGPU_NAME_MAX];
+	uint32_t backend; /* enum vgpu_backend_kind */
+	uint32_t gpu;	  /* device ordinal */
+	uint32_t ngroups; /* SM groups of this vGPU (indices into the split) */
+	uint32_t groups[VGPU_MAX_SM_GROUPS];
+	uint64_t va_base;  /* reserve exactly here, or fail */
+	uint64_t va_size;
+	uint64_t memory_quota; /* bytes */
+	uint32_t kernel_time_limit_ms; /* watchdog; 0 = none */
+	uint32_t max_clients;
+	uint32_t client_uid; /* informational: vgpud already checked it */
+	uint32_t reserved;
+};
+
+/* VGPU_CTL_READY */
+struct vgpu_ctl_ready {
+	int32_t status; /* 0 = ready; else a CUresult */
+	uint32_t sm_count; /* SMs the green context really has */
+	uint64_t va_base;  /* where the range was reserved (== config) */
+	char message[VGPU_MESSAGE_MAX];
+};
+
+/* VGPU_CTL_CLIENT */
+struct vgpu_ctl_client {
+	int32_t pid;
+	uint32_t uid;
+	uint16_t major, minor; /* client's protocol version */
+	uint32_t reserved;
+};
+
+/* VGPU_CTL_STATS */
+struct vgpu_ctl_stats {
+	uint32_t clients;
+	uint32_t reserved;
+	uint64_t memory_used;	 /* bytes allocated by clients */
+	uint64_t memory_mapped;	 /* physical bytes mapped (granules) */
+	uint64_t kernels;	 /* launches since start */
+	uint64_t bytes_copied;	 /* H2D + D2H + D2D since start */
+};
+
+enum vgpu_fault_kind {
+	VGPU_FAULT_GPU = 1,	 /* sticky CUDA error (illegal address, ...) */
+	VGPU_FAULT_WATCHDOG = 2, /* a kernel ran past the time limit */
+	VGPU_FAULT_INTERNAL = 3,
+};
+
+/* VGPU_CTL_FAULT */
+struct vgpu_ctl_fault {
+	uint32_t kind;	/* enum vgpu_fault_kind */
+	int32_t status; /* CUresult, where there is one */
+	char message[VGPU_MESSAGE_MAX];
+};
+
+/* Exit codes of vgpu-worker, read by vgpud after the worker is reaped. */
+enum vgpu_worker_exit {
+	VGPU_WORKER_EXIT_OK = 0,
+	VGPU_WORKER_EXIT_CONFIG = 2,   /* bad config or bring-up failed */
+	VGPU_WORKER_EXIT_GPU_FAULT = 3,
+	VGPU_WORKER_EXIT_WATCHDOG = 4,
+	VGPU_WORKER_EXIT_INTERNAL = 5,
+};
+
+#endif /* VGPU_CONTROL_H */
