@@ -28,6 +28,7 @@ include host-daemon/host-daemon.mk
 include guest-driver/guest-driver.mk
 include kernels/kernels.mk
 include tests/tests.mk
+include bench/bench.mk
 
 check-nvcc:
 	@test -x $(NVCC) || { echo "error: nvcc not found at $(NVCC)." \

@@ -136,6 +136,7 @@ struct vgpu_ring_header {
 	_Alignas(VGPU_CACHELINE) uint32_t worker_sleeping; /* worker writes */
 	_Alignas(VGPU_CACHELINE) uint32_t client_sleeping; /* client writes */
 	_Alignas(VGPU_CACHELINE) uint32_t status; /* enum vgpu_ring_status */
+	int32_t error; /* CUresult the vGPU failed with, when status DEAD */
 };
 
 #define VGPU_FEATURE_NONE 0u

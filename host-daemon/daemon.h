@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vgpud's state: one struct daemon, owned by main() and passed to every
+ * module (daemon_admin.c: the admin socket; daemon_clients.c: the client
+ * socket; daemon_workers.c: probe, workers, fault domains; mps.c: MPS;
+ * plan.c: SM groups, memory and VA windows).
+ *
+ * vgpud is one thread around one poll loop (vgpud_main.c). Nothing in it
+ * blocks for long: connections are read when poll says so, every wait
+ * for a worker is a deadline checked by the loop.
+ */
+#ifndef VGPU_DAEMON_H
+#define VGPU_DAEMON_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <vgpu/admin.h>
+#include <vgpu/control.h>
+#include <vgpu/protocol.h>
+
+#include "mps.h"
+#include "plan.h"
+
+/* Deadlines (ms): input from a new connection, a worker's READY */
+#define DAEMON_HELLO_TIMEOUT_MS 2000
+#define DAEMON_ADMIN_TIMEOUT_MS 2000
+#define DAEMON_READY_TIMEOUT_MS 30000
+#define DAEMON_READY_WRAPPED_MS 120000 /* under VGPU_WORKER_WRAPPER */
+
+/* SHUTDOWN -> SIGKILL (ms): on destroy, on a domain restart, on exit */
+#define DAEMON_DESTROY_KILL_MS 5000
+#define DAEMON_DOMAIN_KILL_MS  2000
+#define DAEMON_EXIT_KILL_MS    5000
+
+/* Restarts: a vGPU whose worker fails to come up this many times in a
+ * row is "failed"; a domain that faults again within STABLE_MS of its
+ * last restart waits 1, 2, 4 ... BACKOFF_MAX_MS before the next one. */
+#define DAEMON_RETRY_DELAY_MS	     1000
+#define DAEMON_MAX_START_FAILURES    3
+#define DAEMON_DOMAIN_STABLE_MS	     10000
+#define DAEMON_DOMAIN_BACKOFF_MAX_MS 30000
+
+#define DAEMON_MAX_HELLO_CONNS 128 /* clients waiting to say hello */
+#define DAEMON_MAX_CLIENTS     64  /* per vGPU, enforced by the worker */
+#define DAEMON_MAX_GROUPS      64  /* supplementary groups of workers */
+
+struct daemon_opts {
+	const char *run_dir;
+	const char *backend; /* "auto", "cuda" or "sim" */
+	const char *worker_user;
+	char worker_path[PATH_MAX];
+	uint64_t va_base;
+	bool no_mps; /* cuda: workers outside MPS (time-sliced, own faults) */
+};
+
+/* A GPU's shared (MPS) fault domain. */
+struct daemon_domain {
+	bool recovering;      /* stopping its workers, or waiting to restart */
+	int64_t restart_at;   /* ms: start them then (backoff); 0 = none */
+	int64_t last_restart; /* ms: when they were last started again */
+	int backoff_ms;	      /* grows while it keeps faulting */
+};
+
+/* A connection that vgpud has accepted and not yet finished with. */
+struct daemon_conn {
+	struct daemon_conn *next;
+	int fd;	     /* -1 once closed; freed by the loop */
+	bool admin;  /* admin.sock (else client.sock) */
+	bool parked; /* admin: waits for a worker, not for input */
+	uid_t uid;   /* SO_PEERCRED */
+	pid_t pid;
+	uint32_t op;	  /* admin: the request being served */
+	int64_t deadline; /* ms (monotonic): input must arrive by then */
+};
+
+/* Why vgpud asked a worker to stop, so its exit is read correctly. */
+enum daemon_stop {
+	DAEMON_STOP_NONE = 0,
+	DAEMON_STOP_DESTROY,	  /* vgpu-admin destroy */
+	DAEMON_STOP_DOMAIN,	  /* its fault domain restarts */
+	DAEMON_STOP_START_FAILED, /* READY said no, or never came */
+	DAEMON_STOP_EXIT,	  /* vgpud exits */
+};
+
+/* One vGPU and its worker. */
+struct daemon_vgpu {
+	struct daemon_vgpu *next;
+	struct vgpu_worker_config cfg; /* the same on every (re)start */
+	uint32_t sms;		       /* SMs of its groups (the plan's) */
+	uint32_t state;		       /* enum vgpu_admin_state */
+	pid_t pid;		       /* worker, 0 when none */
+	int ctl_fd;		       /* vgpud's end, -1 when none */
+	bool ready;		       /* this incarnation said READY ok */
+	bool ever_ready;	       /* false: a create is still pending */
+	bool destroying;
+	bool fault_reported; /* this incarnation sent VGPU_CTL_FAULT */
+	enum daemon_stop stop;
+	int64_t ready_deadline; /* 0 = none; ms monotonic */
+	int64_t kill_deadline;
+	int64_t retry_at;
+	uint32_t restarts;
+	uint32_t start_failures; /* in a row */
+	char start_error[VGPU_MESSAGE_MAX];
+	struct vgpu_ctl_stats stats; /* the latest */
+	struct daemon_conn *create_waiter;
+	struct daemon_conn *destroy_waiter;
+};
+
+struct daemon {
+	struct daemon_opts opts;
+	uid_t worker_uid;
+	gid_t worker_gid;
+	char admin_path[PATH_MAX];
+	char client_path[PATH_MAX];
+	int admin_fd;
+	int client_fd;
+	int signal_fd;
+	uint32_t backend; /* enum vgpu_backend_kind */
+	uint32_t ngpus;
+	struct vgpu_gpu_info gpus[VGPU_MAX_GPUS];
+	struct daemon_domain domains[VGPU_MAX_GPUS];
+	struct plan *plan;
+	struct mps mps;
+	struct daemon_vgpu *vgpus; /* in creation order */
+	struct daemon_conn *conns;
+	unsigned nhello; /* client conns waiting for a hello */
+	bool stopping;	 /* SIGTERM/SIGINT seen */
+	gid_t worker_groups[DAEMON_MAX_GROUPS]; /* supplementary groups */
+	int nworker_groups;
+	/* VGPU_WORKER_WRAPPER words, NULL-terminated */
+	char **wrapper;
+	char *wrapper_buf;    /* the words' storage */
+	int ready_timeout_ms; /* DAEMON_READY_(WRAPPED_)TIMEOUT_MS */
+};
+
+/* ---- vgpud_main.c ---- */
+void daemon_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int64_t daemon_now_ms(void);
+/* Close a connection; the loop frees it. */
+void daemon_conn_close(struct daemon *d, struct daemon_conn *c);
+struct daemon_conn *daemon_conn_new(struct daemon *d, int fd, bool admin);
+
+/* ---- daemon_admin.c ---- */
+void daemon_admin_accept(struct daemon *d);
+void daemon_admin_input(struct daemon *d, struct daemon_conn *c);
+void daemon_admin_timeout(struct daemon *d, struct daemon_conn *c);
+/* Answer a parked admin request and close its connection. */
+void daemon_admin_reply(struct daemon *d, struct daemon_conn *c, int32_t status,
+			const struct daemon_vgpu *v, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* ---- daemon_clients.c ---- */
+void daemon_client_accept(struct daemon *d);
+void daemon_client_input(struct daemon *d, struct daemon_conn *c);
+void daemon_client_timeout(struct daemon *d, struct daemon_conn *c);
+
+/* ---- daemon_workers.c ---- */
+/* Probe the GPUs with vgpu-worker --probe; fills d->gpus, d->backend. */
+int daemon_probe(struct daemon *d, char *err, size_t errlen);
+/* Wrapper and groups for workers (VGPU_WORKER_WRAPPER, the user). */
+int daemon_workers_init(struct daemon *d, char *err, size_t errlen);
+void daemon_workers_fini(struct daemon *d);
+struct daemon_vgpu *daemon_vgpu_find(struct daemon *d, const char *name);
+/* Start (or restart) v's worker; its READY comes through the loop. */
+int daemon_vgpu_start(struct daemon *d, struct daemon_vgpu *v);
+/* Ask v's worker to stop, SIGKILL after ms. */
+void daemon_vgpu_stop(struct daemon *d, struct daemon_vgpu *v,
+		      enum daemon_stop why, int64_t ms);
+/* Release v's plan and free it (its worker must be gone). */
+void daemon_vgpu_free(struct daemon *d, struct daemon_vgpu *v);
+void daemon_worker_input(struct daemon *d, struct daemon_vgpu *v);
+void daemon_workers_reap(struct daemon *d);
+void daemon_workers_timers(struct daemon *d, int64_t now);
+int64_t daemon_workers_next_deadline(struct daemon *d);
+/* true while some worker is still alive */
+bool daemon_workers_alive(struct daemon *d);
+
+#endif /* VGPU_DAEMON_H */

@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: MIT
+# host-daemon/: vgpud (the control plane) and vgpu-admin (its CLI).
+#   make build/bin/vgpud build/bin/vgpu-admin
+#
+# Uses $(CTL_MSG_OBJ) from worker.mk (read before this fragment) for the
+# control-message transport; adds rules only for its own objects.
+
+DAEMON_OBJ_DIR := $(BUILD)/obj/host-daemon
+
+VGPUD_OBJS := $(addprefix $(DAEMON_OBJ_DIR)/,vgpud_main.o daemon_admin.o \
+	daemon_clients.o daemon_workers.o plan.o mps.o)
+VGPU_ADMIN_OBJS := $(addprefix $(DAEMON_OBJ_DIR)/,admin_main.o plan.o)
+DAEMON_OBJS := $(sort $(VGPUD_OBJS) $(VGPU_ADMIN_OBJS))
+
+all: $(BUILD)/bin/vgpud $(BUILD)/bin/vgpu-admin
+
+$(BUILD)/bin/vgpud: $(VGPUD_OBJS) $(CTL_MSG_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^
+
+$(BUILD)/bin/vgpu-admin: $(VGPU_ADMIN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lm
+
+$(DAEMON_OBJS): $(DAEMON_OBJ_DIR)/%.o: host-daemon/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<

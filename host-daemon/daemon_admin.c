@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The admin socket (include/vgpu/admin.h): vgpu-admin is its only client,
+ * but every request is still checked (peer uid, size, magic, version,
+ * op, strings, values) and a bad one gets an error response, never a
+ * crash. create and destroy park the connection until the worker has
+ * answered or exited; the loop keeps serving everything else meanwhile.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ctl_msg.h"
+#include "daemon.h"
+
+static void admin_fill_entry(const struct daemon *d,
+			     const struct daemon_vgpu *v,
+			     struct vgpu_admin_entry *e)
+{
+	const struct vgpu_gpu_info *g = &d->gpus[v->cfg.gpu];
+
+	memset(e, 0, sizeof(*e));
+	memcpy(e->name, v->cfg.name, sizeof(e->name));
+	memcpy(e->gpu_name, g->name, sizeof(e->gpu_name));
+	e->gpu = v->cfg.gpu;
+	e->backend = v->cfg.backend;
+	e->sms = v->sms;
+	e->ngroups = v->cfg.ngroups;
+	memcpy(e->groups, v->cfg.groups, sizeof(e->groups));
+	e->memory_quota = v->cfg.memory_quota;
+	e->memory_used = v->stats.memory_used;
+	e->va_base = v->cfg.va_base;
+	e->clients = v->stats.clients;
+	e->uid = v->cfg.client_uid;
+	e->state = v->state;
+	e->restarts = v->restarts;
+	e->pid = v->pid;
+	e->time_limit_ms = v->cfg.kernel_time_limit_ms;
+	e->min_partition = g->min_partition;
+}
+
+static struct vgpu_admin_response *response_new(uint32_t op, int32_t status)
+{
+	struct vgpu_admin_response *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->magic = VGPU_ADMIN_MAGIC;
+	r->major = VGPU_ADMIN_MAJOR;
+	r->minor = VGPU_ADMIN_MINOR;
+	r->op = op;
+	r->status = status;
+	return r;
+}
+
+/* Send r on fd without ever blocking; a peer that is gone loses it. */
+static void response_send(int fd, const struct vgpu_admin_response *r)
+{
+	int e = ctl_send_fds(fd, r, sizeof(*r), NULL, 0);
+
+	if (e < 0 && e != -EPIPE)
+		daemon_log("admin: could not send a reply: %s", strerror(-e));
+}
+
+static void vreply(struct daemon *d, struct daemon_conn *c, int32_t status,
+		   const struct daemon_vgpu *v, const char *fmt, va_list ap)
+{
+	struct vgpu_admin_response *r = response_new(c->op, status);
+
+	if (r) {
+		vsnprintf(r->message, sizeof(r->message), fmt, ap);
+		if (v) {
+			admin_fill_entry(d, v, &r->entries[0]);
+			r->count = 1;
+			r->total = 1;
+		}
+		if (status != VGPU_ADMIN_OK)
+			daemon_log("admin: refused: %s", r->message);
+		response_send(c->fd, r);
+		free(r);
+	}
+	daemon_conn_close(d, c);
+}
+
+void daemon_admin_reply(struct daemon *d, struct daemon_conn *c, int32_t status,
+			const struct daemon_vgpu *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreply(d, c, status, v, fmt, ap);
+	va_end(ap);
+}
+
+void daemon_admin_accept(struct daemon *d)
+{
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		struct daemon_conn *c;
+		int fd = accept4(d->admin_fd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR &&
+			    errno != ECONNABORTED)
+				daemon_log("admin: accept: %s",
+					   strerror(errno));
+			return;
+		}
+		c = daemon_conn_new(d, fd, true);
+		if (!c)
+			close(fd);
+		/* a peer that is not root is refused once it has asked */
+	}
+}
+
+void daemon_admin_timeout(struct daemon *d, struct daemon_conn *c)
+{
+	daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+			   "no request within %d ms", DAEMON_ADMIN_TIMEOUT_MS);
+}
+
+/* The request's name, checked: NUL-terminated and a valid vGPU name. */
+static bool request_name_ok(struct daemon *d, struct daemon_conn *c,
+			    const struct vgpu_admin_request *req)
+{
+	char err[160];
+
+	if (!memchr(req->name, '\0', sizeof(req->name))) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "the vGPU name is not NUL-terminated");
+		return false;
+	}
+	if (!plan_name_valid(req->name, err, sizeof(err))) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL, "%s",
+				   err);
+		return false;
+	}
+	return true;
+}
+
+static void admin_create(struct daemon *d, struct daemon_conn *c,
+			 const struct vgpu_admin_request *req)
+{
+	struct plan_request preq = {0};
+	const struct plan_grant *grant;
+	struct daemon_vgpu *v, **tail;
+	char err[VGPU_MESSAGE_MAX], size[32];
+	uint32_t uid, i;
+
+	if (!request_name_ok(d, c, req))
+		return;
+	if (daemon_vgpu_find(d, req->name)) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_EXISTS, NULL,
+				   "a vGPU named '%s' already exists",
+				   req->name);
+		return;
+	}
+	if (req->sms == 0 || req->memory == 0) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "a vGPU needs at least 1 SM and some "
+				   "memory (asked for %u SMs, %llu bytes)",
+				   req->sms, (unsigned long long)req->memory);
+		return;
+	}
+	uid = req->uid == VGPU_ADMIN_UID_PEER ? (uint32_t)c->uid : req->uid;
+	if (uid == (uint32_t)-1) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "uid %u is not a valid user", uid);
+		return;
+	}
+	if (req->gpu != VGPU_ADMIN_GPU_ANY && req->gpu >= d->ngpus) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "there is no GPU %u (this host has %u)",
+				   req->gpu, d->ngpus);
+		return;
+	}
+	if (req->gpu != VGPU_ADMIN_GPU_ANY && d->domains[req->gpu].recovering) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BUSY, NULL,
+				   "GPU %u is restarting its shared fault "
+				   "domain; try again in a few seconds",
+				   req->gpu);
+		return;
+	}
+
+	preq.name = req->name;
+	preq.sms = req->sms;
+	preq.memory = req->memory;
+	preq.gpu = req->gpu == VGPU_ADMIN_GPU_ANY ? PLAN_GPU_ANY : req->gpu;
+	for (i = 0; i < d->ngpus; i++)
+		if (d->domains[i].recovering)
+			preq.gpu_exclude |= 1ull << i;
+	grant = plan_reserve(d->plan, &preq, err, sizeof(err));
+	if (!grant) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_NO_ROOM, NULL, "%s", err);
+		return;
+	}
+
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		plan_release(d->plan, req->name);
+		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
+				   "vgpud is out of memory");
+		return;
+	}
+	memcpy(v->cfg.name, grant->name, sizeof(v->cfg.name));
+	v->cfg.backend = d->backend;
+	v->cfg.gpu = grant->gpu;
+	v->cfg.ngroups = grant->ngroups;
+	memcpy(v->cfg.groups, grant->groups, sizeof(v->cfg.groups));
+	v->cfg.va_base = grant->va_base;
+	v->cfg.va_size = grant->va_size;
+	v->cfg.memory_quota = grant->memory;
+	v->cfg.kernel_time_limit_ms =
+		req->time_limit_ms == VGPU_ADMIN_TIME_DEFAULT
+			? VGPU_ADMIN_TIME_LIMIT_DEFAULT_MS
+			: req->time_limit_ms;
+	v->cfg.max_clients = DAEMON_MAX_CLIENTS;
+	v->cfg.client_uid = uid;
+	v->sms = grant->sms;
+	v->state = VGPU_ADMIN_STATE_STARTING;
+	v->ctl_fd = -1;
+	for (tail = &d->vgpus; *tail; tail = &(*tail)->next)
+		;
+	*tail = v;
+
+	daemon_log("creating vGPU %s: %u SMs (%u SM group%s) on GPU %u, %s, "
+		   "VA 0x%llx, uid %u, kernel time limit %u ms",
+		   v->cfg.name, v->sms, v->cfg.ngroups,
+		   v->cfg.ngroups == 1 ? "" : "s", v->cfg.gpu,
+		   plan_format_size(v->cfg.memory_quota, size, sizeof(size)),
+		   (unsigned long long)v->cfg.va_base, uid,
+		   v->cfg.kernel_time_limit_ms);
+	c->parked = true;
+	v->create_waiter = c;
+	if (daemon_vgpu_start(d, v) < 0) {
+		v->create_waiter = NULL;
+		daemon_admin_reply(d, c, VGPU_ADMIN_WORKER_FAILED, NULL, "%s",
+				   v->start_error);
+		daemon_vgpu_free(d, v);
+	}
+}
+
+static void admin_destroy(struct daemon *d, struct daemon_conn *c,
+			  const struct vgpu_admin_request *req)
+{
+	struct daemon_vgpu *v;
+
+	if (!request_name_ok(d, c, req))
+		return;
+	v = daemon_vgpu_find(d, req->name);
+	if (!v) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_NO_SUCH_VGPU, NULL,
+				   "no vGPU named '%s'", req->name);
+		return;
+	}
+	if (v->destroying) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BUSY, NULL,
+				   "vGPU %s is already being destroyed",
+				   req->name);
+		return;
+	}
+	daemon_log("destroying vGPU %s", v->cfg.name);
+	v->destroying = true;
+	v->state = VGPU_ADMIN_STATE_STOPPING;
+	v->retry_at = 0;
+	if (v->create_waiter) {
+		daemon_admin_reply(d, v->create_waiter,
+				   VGPU_ADMIN_WORKER_FAILED, NULL,
+				   "vGPU %s was destroyed while it was "
+				   "starting",
+				   v->cfg.name);
+		v->create_waiter = NULL;
+	}
+	if (v->pid) {
+		c->parked = true;
+		v->destroy_waiter = c;
+		daemon_vgpu_stop(d, v, DAEMON_STOP_DESTROY,
+				 DAEMON_DESTROY_KILL_MS);
+		return;
+	}
+	daemon_admin_reply(d, c, VGPU_ADMIN_OK, NULL, "destroyed vGPU %s",
+			   v->cfg.name);
+	daemon_vgpu_free(d, v);
+}
+
+static void admin_list(struct daemon *d, struct daemon_conn *c,
+		       const struct vgpu_admin_request *req)
+{
+	struct vgpu_admin_response *r = response_new(c->op, VGPU_ADMIN_OK);
+	struct daemon_vgpu *v;
+	uint32_t i = 0;
+
+	if (!r) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
+				   "vgpud is out of memory");
+		return;
+	}
+	for (v = d->vgpus; v; v = v->next, i++) {
+		if (i >= req->first && r->count < VGPU_ADMIN_LIST_MAX)
+			admin_fill_entry(d, v, &r->entries[r->count++]);
+	}
+	r->total = i;
+	snprintf(r->message, sizeof(r->message), "%u vGPU%s", i,
+		 i == 1 ? "" : "s");
+	response_send(c->fd, r);
+	free(r);
+	daemon_conn_close(d, c);
+}
+
+void daemon_admin_input(struct daemon *d, struct daemon_conn *c)
+{
+	struct vgpu_admin_request req;
+	ssize_t n;
+
+	n = recv(c->fd, &req, sizeof(req), MSG_DONTWAIT | MSG_TRUNC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		daemon_conn_close(d, c);
+		return;
+	}
+	c->op = 0;
+	/* the socket is 0600, but a mode can be changed */
+	if (c->uid != 0) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_PERMISSION, NULL,
+				   "the admin socket is for root only (you are "
+				   "uid %d)",
+				   (int)c->uid);
+		return;
+	}
+	if ((size_t)n != sizeof(req)) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "the request is %zd bytes, expected %zu "
+				   "(vgpu-admin from another version?)",
+				   n, sizeof(req));
+		return;
+	}
+	if (req.magic != VGPU_ADMIN_MAGIC) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "bad magic 0x%08x: not a vgpu-admin request",
+				   req.magic);
+		return;
+	}
+	c->op = req.op;
+	if (req.major != VGPU_ADMIN_MAJOR) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_VERSION, NULL,
+				   "vgpu-admin speaks admin protocol %u.%u, "
+				   "vgpud speaks %u.%u",
+				   req.major, req.minor, VGPU_ADMIN_MAJOR,
+				   VGPU_ADMIN_MINOR);
+		return;
+	}
+	if (req.flags) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "request flags 0x%x are not defined (must "
+				   "be 0)",
+				   req.flags);
+		return;
+	}
+	if (d->stopping && req.op != VGPU_ADMIN_LIST) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BUSY, NULL,
+				   "vgpud is shutting down");
+		return;
+	}
+	switch (req.op) {
+	case VGPU_ADMIN_CREATE:
+		admin_create(d, c, &req);
+		break;
+	case VGPU_ADMIN_DESTROY:
+		admin_destroy(d, c, &req);
+		break;
+	case VGPU_ADMIN_LIST:
+		admin_list(d, c, &req);
+		break;
+	default:
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "unknown admin op %u", req.op);
+	}
+}

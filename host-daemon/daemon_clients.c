@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The client socket: a client connects, sends one struct vgpu_hello, and
+ * vgpud either refuses it with a vgpu_hello_reply saying why, or passes
+ * the connection to its vGPU's worker (VGPU_CTL_CLIENT + the fd).
+ *
+ * Clients are untrusted. Every connection is non-blocking and has a
+ * deadline; one that says nothing, says too little or too much, or
+ * speaks another protocol gets an answer and is closed, without holding
+ * up the loop.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ctl_msg.h"
+#include "daemon.h"
+
+/* Answer a client with status and a sentence, then close it. */
+static void hello_refuse(struct daemon *d, struct daemon_conn *c,
+			 int32_t status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void hello_refuse(struct daemon *d, struct daemon_conn *c,
+			 int32_t status, const char *fmt, ...)
+{
+	struct vgpu_hello_reply r;
+	va_list ap;
+
+	memset(&r, 0, sizeof(r));
+	r.magic = VGPU_PROTO_MAGIC;
+	r.major = VGPU_PROTO_MAJOR;
+	r.minor = VGPU_PROTO_MINOR;
+	r.status = status;
+	va_start(ap, fmt);
+	vsnprintf(r.message, sizeof(r.message), fmt, ap);
+	va_end(ap);
+	daemon_log("client pid %d (uid %d) refused: %s", (int)c->pid,
+		   (int)c->uid, r.message);
+	/* never blocks; a client that does not read just loses it */
+	ctl_send_fds(c->fd, &r, sizeof(r), NULL, 0);
+	daemon_conn_close(d, c);
+}
+
+void daemon_client_accept(struct daemon *d)
+{
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		struct daemon_conn *c;
+		int fd = accept4(d->client_fd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR &&
+			    errno != ECONNABORTED)
+				daemon_log("clients: accept: %s",
+					   strerror(errno));
+			return;
+		}
+		c = daemon_conn_new(d, fd, false);
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		if (d->nhello > DAEMON_MAX_HELLO_CONNS)
+			hello_refuse(d, c, VGPU_HELLO_RESOURCES,
+				     "vgpud has %d connections waiting for a "
+				     "hello; try again shortly",
+				     DAEMON_MAX_HELLO_CONNS);
+	}
+}
+
+void daemon_client_timeout(struct daemon *d, struct daemon_conn *c)
+{
+	hello_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
+		     "no hello within %d ms of connecting",
+		     DAEMON_HELLO_TIMEOUT_MS);
+}
+
+/* Why a vGPU that exists cannot take clients now, or NULL if it can. */
+static const char *vgpu_unavailable(const struct daemon_vgpu *v)
+{
+	if (v->state == VGPU_ADMIN_STATE_RUNNING && v->ctl_fd >= 0)
+		return NULL;
+	switch (v->state) {
+	case VGPU_ADMIN_STATE_STARTING:
+		return "is starting; try again shortly";
+	case VGPU_ADMIN_STATE_RESTARTING:
+		return "is restarting after a fault; try again in a few "
+		       "seconds";
+	case VGPU_ADMIN_STATE_FAILED:
+		return "has failed (its worker could not be restarted); an "
+		       "administrator must destroy and re-create it";
+	case VGPU_ADMIN_STATE_STOPPING:
+		return "is being destroyed";
+	}
+	return "has no worker right now";
+}
+
+void daemon_client_input(struct daemon *d, struct daemon_conn *c)
+{
+	struct vgpu_ctl_client cc;
+	struct vgpu_hello h;
+	struct daemon_vgpu *v;
+	const char *why;
+	char err[160];
+	ssize_t n;
+	int e;
+
+	/* MSG_TRUNC: n is the packet's real size, even if larger */
+	n = recv(c->fd, &h, sizeof(h), MSG_DONTWAIT | MSG_TRUNC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) { /* gave up before saying hello */
+		daemon_conn_close(d, c);
+		return;
+	}
+	if ((size_t)n != sizeof(h)) {
+		hello_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
+			     "hello is %zd bytes, expected %zu", n, sizeof(h));
+		return;
+	}
+	if (h.magic != VGPU_PROTO_MAGIC) {
+		hello_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
+			     "bad magic 0x%08x in the hello (not a vgpu "
+			     "client?)",
+			     h.magic);
+		return;
+	}
+	if (h.flags != 0) {
+		hello_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
+			     "hello flags 0x%x are not defined (must be 0)",
+			     h.flags);
+		return;
+	}
+	if (h.major != VGPU_PROTO_MAJOR) {
+		hello_refuse(d, c, VGPU_HELLO_BAD_VERSION,
+			     "client speaks protocol %u.%u, vgpud speaks "
+			     "%u.%u",
+			     h.major, h.minor, VGPU_PROTO_MAJOR,
+			     VGPU_PROTO_MINOR);
+		return;
+	}
+	if (!memchr(h.vgpu_name, '\0', sizeof(h.vgpu_name))) {
+		hello_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
+			     "the vGPU name in the hello is not "
+			     "NUL-terminated");
+		return;
+	}
+	if (!plan_name_valid(h.vgpu_name, err, sizeof(err))) {
+		hello_refuse(d, c, VGPU_HELLO_NO_SUCH_VGPU,
+			     "no such vGPU: %s (check VGPU)", err);
+		return;
+	}
+	v = daemon_vgpu_find(d, h.vgpu_name);
+	if (!v) {
+		hello_refuse(d, c, VGPU_HELLO_NO_SUCH_VGPU,
+			     "there is no vGPU named '%s' (check VGPU; "
+			     "vgpu-admin list shows them)",
+			     h.vgpu_name);
+		return;
+	}
+	/* only the vGPU's user; root's vGPUs are root's, no one else's */
+	if (c->uid != (uid_t)v->cfg.client_uid) {
+		hello_refuse(d, c, VGPU_HELLO_PERMISSION,
+			     "vGPU '%s' belongs to uid %u; you are uid %d",
+			     h.vgpu_name, v->cfg.client_uid, (int)c->uid);
+		return;
+	}
+	why = vgpu_unavailable(v);
+	if (why) {
+		hello_refuse(d, c, VGPU_HELLO_UNAVAILABLE, "vGPU '%s' %s",
+			     h.vgpu_name, why);
+		return;
+	}
+
+	memset(&cc, 0, sizeof(cc));
+	cc.pid = c->pid;
+	cc.uid = c->uid;
+	cc.major = h.major;
+	cc.minor = h.minor;
+	e = ctl_send(v->ctl_fd, VGPU_CTL_CLIENT, &cc, sizeof(cc), c->fd);
+	if (e < 0) {
+		hello_refuse(d, c, VGPU_HELLO_UNAVAILABLE,
+			     "vGPU '%s' is not answering (%s); try again "
+			     "shortly",
+			     h.vgpu_name, strerror(-e));
+		return;
+	}
+	daemon_log("client pid %d (uid %d) -> vGPU %s (worker pid %d)",
+		   (int)c->pid, (int)c->uid, v->cfg.name, (int)v->pid);
+	daemon_conn_close(d, c); /* the worker has its own copy now */
+}

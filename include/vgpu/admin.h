@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vgpu-admin <-> vgpud: the admin socket (DIR/admin.sock, root only).
+ *
+ * Transport: AF_UNIX SOCK_SEQPACKET. One connection carries one request
+ * and one response, each a single packet of exactly the struct's size.
+ * vgpud checks the peer's uid (SO_PEERCRED, must be 0), the size, magic,
+ * version, op and every string before it acts; a bad request gets a
+ * response with VGPU_ADMIN_BAD_REQUEST and a sentence saying what was
+ * wrong. Both structs are fixed-size; new fields go into the reserved
+ * space and bump the minor version.
+ *
+ * Ops:
+ *   CREATE  name, sms, memory, uid, time_limit_ms, gpu -> entries[0] is
+ *           the new vGPU (real SM count, groups, rounded memory quota).
+ *           vgpud answers once the worker is ready (or has failed).
+ *   DESTROY name -> answered once the worker has exited.
+ *   LIST    first -> entries[first ...], count in this packet, total in
+ *           all; vgpu-admin asks again with first += count until done.
+ */
+#ifndef VGPU_ADMIN_H
+#define VGPU_ADMIN_H
+
+#include <stdint.h>
+
+#include "control.h"
+#include "protocol.h"
+
+#define VGPU_ADMIN_MAGIC 0x44414756u /* "VGAD" little-endian */
+#define VGPU_ADMIN_MAJOR 1
+#define VGPU_ADMIN_MINOR 0
+
+#define VGPU_ADMIN_LIST_MAX 32 /* entries per LIST response */
+
+/* Request field values that mean "vgpud chooses": the first GPU with
+ * room, the admin's own uid, the default kernel time limit (10 s). */
+#define VGPU_ADMIN_GPU_ANY		 0xffffffffu
+#define VGPU_ADMIN_UID_PEER		 0xffffffffu
+#define VGPU_ADMIN_TIME_DEFAULT		 0xffffffffu
+#define VGPU_ADMIN_TIME_LIMIT_DEFAULT_MS 10000u
+
+enum vgpu_admin_op {
+	VGPU_ADMIN_CREATE = 1,
+	VGPU_ADMIN_DESTROY = 2,
+	VGPU_ADMIN_LIST = 3,
+};
+
+struct vgpu_admin_request {
+	uint32_t magic;
+	uint16_t major;
+	uint16_t minor;
+	uint32_t op;		  /* enum vgpu_admin_op */
+	uint32_t flags;		  /* none defined yet; must be 0 */
+	char name[VGPU_NAME_MAX]; /* CREATE, DESTROY; NUL-terminated */
+	uint32_t sms;		  /* CREATE: SMs asked for (rounded up) */
+	uint32_t gpu;		  /* CREATE: ordinal or _GPU_ANY */
+	uint64_t memory;	  /* CREATE: quota in bytes */
+	uint32_t uid;		  /* CREATE: user or VGPU_ADMIN_UID_PEER */
+	uint32_t time_limit_ms;	  /* CREATE: 0 = none; _TIME_DEFAULT */
+	uint32_t first;		  /* LIST: index of the first entry */
+	uint32_t reserved[9];
+};
+
+enum vgpu_admin_status {
+	VGPU_ADMIN_OK = 0,
+	VGPU_ADMIN_BAD_REQUEST = 1, /* size, magic, op, field values */
+	VGPU_ADMIN_BAD_VERSION = 2, /* major version differs */
+	VGPU_ADMIN_PERMISSION = 3,  /* peer is not root */
+	VGPU_ADMIN_NO_SUCH_VGPU = 4,
+	VGPU_ADMIN_EXISTS = 5,	      /* name taken */
+	VGPU_ADMIN_NO_ROOM = 6,	      /* not enough SMs, memory, VA */
+	VGPU_ADMIN_WORKER_FAILED = 7, /* the worker did not come up */
+	VGPU_ADMIN_BUSY = 8,	      /* destroying, recovering, exiting */
+	VGPU_ADMIN_INTERNAL = 9,
+};
+
+enum vgpu_admin_state {
+	VGPU_ADMIN_STATE_STARTING = 1,
+	VGPU_ADMIN_STATE_RUNNING = 2,
+	VGPU_ADMIN_STATE_RESTARTING = 3, /* its fault domain is restarting */
+	VGPU_ADMIN_STATE_FAILED = 4,	 /* gave up restarting it */
+	VGPU_ADMIN_STATE_STOPPING = 5,	 /* being destroyed */
+};
+
+/* One vGPU as LIST (and CREATE) report it. */
+struct vgpu_admin_entry {
+	char name[VGPU_NAME_MAX];
+	char gpu_name[128]; /* the physical GPU, or the simulator's name */
+	uint32_t gpu;
+	uint32_t backend; /* enum vgpu_backend_kind */
+	uint32_t sms;	  /* SMs of the slice (sum of its groups) */
+	uint32_t ngroups;
+	uint32_t groups[VGPU_MAX_SM_GROUPS];
+	uint64_t memory_quota; /* bytes */
+	uint64_t memory_used;  /* bytes, from the worker's latest stats */
+	uint64_t va_base;
+	uint32_t clients;
+	uint32_t uid;
+	uint32_t state; /* enum vgpu_admin_state */
+	uint32_t restarts;
+	int32_t pid; /* of the worker; 0 when none */
+	uint32_t time_limit_ms;
+	uint32_t min_partition; /* SMs per group on this GPU */
+	uint32_t reserved[7];
+};
+
+struct vgpu_admin_response {
+	uint32_t magic;
+	uint16_t major; /* vgpud's version */
+	uint16_t minor;
+	uint32_t op;			/* echoed */
+	int32_t status;			/* enum vgpu_admin_status */
+	char message[VGPU_MESSAGE_MAX]; /* a sentence; NUL-terminated */
+	uint32_t total;			/* LIST: vGPUs in all */
+	uint32_t count;			/* entries in this response */
+	uint32_t reserved[6];
+	struct vgpu_admin_entry entries[VGPU_ADMIN_LIST_MAX];
+};
+
+#endif /* VGPU_ADMIN_H */
