@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vgpu-worker: the process that owns one vGPU. Internal interfaces between
+ * its files:
+ *
+ *   worker_main.c      process: arguments, config, ctl socket, stats, faults
+ *   worker_client.c    one thread per client: its ring, doorbells, lifetime
+ *   worker_exec.c      descriptor validation (trusted form) and execution
+ *   worker_handles.c   per-client handle tables
+ *   worker_watchdog.c  kernel time limit, per-stream in-flight launches
+ *   mem_suballoc.c     the VA window's sub-allocator (pure logic)
+ *   ctl_msg.c          control-message transport (shared with vgpud)
+ *
+ * Locks, outermost first: clients_lock (the client list, held only for
+ * list work: never across a backend call), the watchdog's registry lock,
+ * mem_lock (the sub-allocator; held across the map/unmap callbacks), a
+ * watchdog queue's pop_lock. A fault may be raised with any of the inner
+ * ones held; the fault path takes only clients_lock.
+ */
+#ifndef VGPU_WORKER_H
+#define VGPU_WORKER_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <vgpu/control.h>
+#include <vgpu/protocol.h>
+#include <vgpu/ring.h>
+
+#include "backend.h"
+#include "mem_suballoc.h"
+#include "worker_handles.h"
+
+/* Bound on live allocations per vGPU: caps the bookkeeping's memory. */
+#define WORKER_MAX_ALLOCS (1u << 20)
+/* Clients per vGPU when the config says 0. */
+#define WORKER_DEFAULT_MAX_CLIENTS 64u
+#define WORKER_MAX_CLIENTS	   4096u
+
+struct worker_client;
+struct worker_watchdog;
+
+struct worker {
+	struct vgpu_worker_config cfg;
+	const struct backend_ops *ops;
+	struct backend *be;
+	struct vgpu_device_info info; /* read from the backend once */
+	int ctl_fd;		      /* -1 once vgpud is gone */
+
+	pthread_rwlock_t mem_lock; /* guards mem */
+	struct suballoc mem;
+
+	struct worker_watchdog *wd; /* NULL without a time limit */
+
+	pthread_mutex_t clients_lock; /* guards the fields below */
+	struct worker_client *clients;
+	uint32_t nclients, max_clients, next_client_id;
+	uint64_t gone_kernels, gone_bytes; /* counters of clients that left */
+	int wake_fd; /* eventfd: a client thread has ended */
+
+	/*
+	 * A fatal condition (sticky GPU error, watchdog, internal): in
+	 * vgpu-worker this reports VGPU_CTL_FAULT, marks the rings dead and
+	 * exits without returning. Tests install one that records.
+	 */
+	void (*fault)(struct worker *w, uint32_t kind, int32_t status,
+		      const char *msg);
+	int faulting; /* set once by the first fault */
+};
+
+/*
+ * One client's execution state: everything worker_exec needs, nothing of
+ * the ring or its thread (so tests can drive it directly).
+ */
+struct worker_session {
+	struct worker *w;
+	uint32_t owner;	    /* client id: owner of its allocations */
+	uint8_t *data;	    /* the ring's data area: the client writes it too */
+	uint64_t data_size; /* private copy, never re-read from the ring */
+	struct worker_handles h;
+	struct worker_stream default_stream; /* stream handle 0 */
+	int default_stream_ok;
+
+	uint8_t *stage; /* library image being staged */
+	uint64_t stage_len, stage_cap;
+
+	uint8_t *param_buf; /* VGPU_MAX_PARAM_BYTES, 64-byte aligned */
+	char name[VGPU_KERNEL_NAME_MAX];
+
+	/* written by the client thread only, read relaxed for stats */
+	uint64_t kernels, bytes_copied;
+	unsigned int nlogged; /* rejected descriptors logged (rate limit) */
+	pid_t pid;	      /* for logs */
+};
+
+/* ---- worker_exec.c: the trusted form of a descriptor ----------------- */
+
+struct worker_op {
+	uint16_t opcode;
+	struct worker_stream *stream; /* where the op runs, when it has one */
+	uint32_t handle;	      /* the handle it removes (destroy ops) */
+	union {
+		uint64_t bytes;		    /* MEM_ALLOC, LIBRARY_LOAD */
+		uint64_t ptr;		    /* MEM_FREE */
+		uint8_t *out;		    /* GET_DEVICE_INFO */
+		uint32_t event_flags;	    /* EVENT_CREATE */
+		struct worker_event *event; /* EVENT_*, STREAM_WAIT_EVENT */
+		struct worker_library *lib; /* LIBRARY_UNLOAD */
+		struct {
+			uint64_t dev;
+			uint8_t *host; /* inside the data area */
+			uint64_t bytes;
+		} copy; /* MEMCPY_HTOD, MEMCPY_DTOH */
+		struct {
+			uint64_t dst, src, bytes;
+		} dtod;
+		struct {
+			uint64_t dst, count;
+			uint32_t value, elem;
+		} memset;
+		struct {
+			uint64_t offset;
+			const uint8_t *src; /* inside the data area */
+			uint64_t bytes;
+		} stage;
+		struct {
+			struct worker_library *lib;
+			uint8_t *out; /* struct vgpu_kernel_info in the data
+					 area */
+		} get_kernel;	      /* the name is in session->name */
+		struct {
+			struct worker_kernel *k;
+			uint32_t grid[3], block[3], shared;
+		} launch; /* the parameters are in session->param_buf */
+		struct {
+			struct worker_event *start, *end;
+		} elapsed;
+	};
+};
+
+/*
+ * Check one descriptor (already copied out of the ring) and turn it into
+ * the trusted form: handles resolved, ranges checked against this
+ * client's allocations and the private data size, names and parameters
+ * copied out of the shared data area. Returns CUDA_SUCCESS or the
+ * CUresult for the client, with *why naming the problem.
+ */
+int worker_validate(struct worker_session *s, const struct vgpu_sqe *sqe,
+		    struct worker_op *op, const char **why);
+
+/* Run a validated op on the backend. Returns the CUresult; r[] results. */
+int worker_execute(struct worker_session *s, const struct worker_op *op,
+		   uint64_t r[2]);
+
+/* Validate + execute one descriptor into a completion. */
+void worker_exec(struct worker_session *s, const struct vgpu_sqe *sqe,
+		 struct vgpu_cqe *cqe);
+
+/* Set up a session: handle tables, parameter buffer, default stream.
+ * Call on the client's thread, after ops->thread_attach. CUresult. */
+int worker_session_init(struct worker_session *s, struct worker *w,
+			uint32_t owner, uint8_t *data, uint64_t data_size);
+
+/* Free everything of the session: streams (synchronised first), events,
+ * libraries, allocations. Touches nothing of other clients. */
+void worker_session_fini(struct worker_session *s);
+
+/* True for the CUDA errors after which the context is unusable. */
+int worker_error_is_fatal(int rc);
+
+/* If rc is fatal, raise a GPU fault naming what failed. Returns rc. */
+int worker_check(struct worker *w, int rc, const char *what);
+
+/* Sub-allocator callbacks onto the backend (ctx = struct worker). */
+int worker_mem_map(void *ctx, uint64_t va, uint64_t len);
+int worker_mem_unmap(void *ctx, uint64_t va, uint64_t len);
+
+/* ---- worker_watchdog.c ---------------------------------------------- */
+
+/* Start the watchdog thread when cfg.kernel_time_limit_ms > 0. 0/-errno */
+int worker_watchdog_start(struct worker *w);
+void worker_watchdog_stop(struct worker *w);
+
+/* Per-stream queue of in-flight launches (NULL *out without watchdog). */
+int worker_watchdog_queue_create(struct worker *w,
+				 struct worker_wd_queue **out);
+/* The stream must be idle (synchronised). Destroys the queue's events. */
+void worker_watchdog_queue_destroy(struct worker *w, struct worker_wd_queue *q);
+/* After a launch on bs: record an event and start tracking it. */
+int worker_watchdog_track(struct worker *w, struct worker_wd_queue *q,
+			  struct backend_stream *bs);
+
+/* ---- worker_client.c ------------------------------------------------ */
+
+/* Take over a client socket from vgpud: ring, doorbells, thread, reply.
+ * Takes ownership of sock (closed on failure). 0 or -errno. */
+int worker_client_start(struct worker *w, int sock,
+			const struct vgpu_ctl_client *who);
+/* Join and free client threads that have ended. Returns clients left. */
+uint32_t worker_client_reap(struct worker *w);
+/* Stop every client (finish, free, join). */
+void worker_client_stop_all(struct worker *w);
+/* Mark every ring dead with status (fault path; never blocks long). */
+void worker_client_mark_dead(struct worker *w, int32_t status);
+/* Totals for VGPU_CTL_STATS. */
+void worker_client_stats(struct worker *w, struct vgpu_ctl_stats *st);
+
+/* ---- worker_exec.c: helpers used by every worker file ---------------- */
+
+/* Log one line to stderr, prefixed with the vGPU's name. */
+void worker_log(const struct worker *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Monotonic nanoseconds. */
+uint64_t worker_now_ns(void);
+
+#endif /* VGPU_WORKER_H */

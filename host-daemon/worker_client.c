@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One client of a vGPU: its ring (a sealed memfd), its two doorbells
+ * (eventfds) and the thread that serves it.
+ *
+ * The thread copies each descriptor out of the ring, has worker_exec
+ * validate and run it, and posts the completion. While descriptors keep
+ * coming it makes no system call; when the queue is empty it spins for
+ * WORKER_SPIN_NS, then sets worker_sleeping, re-checks, and sleeps in
+ * epoll on: the submit doorbell (edge-triggered, so the worker never reads
+ * it: a client that drains or stuffs its own doorbell cannot make the
+ * worker block), the client socket (closing means the client is gone) and
+ * a private kick eventfd (shutdown). The completion doorbell is written
+ * only when the client said it sleeps, and only when writing cannot block.
+ *
+ * The ring memory and the descriptors outlive the thread: the main thread
+ * joins it and only then unmaps and closes, after taking the client off
+ * the list under clients_lock, so the fault path (which marks every ring
+ * of the list dead) never touches an unmapped ring.
+ */
+#include <cuda.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl_msg.h"
+#include "worker.h"
+
+#define WORKER_SPIN_NS		50000ull /* spin before sleeping */
+#define WORKER_CQ_FULL_SLEEP_MS 1  /* poll interval while the CQ is full */
+#define WORKER_STOP_JOIN_S	10 /* how long shutdown waits per client */
+
+enum { EV_SUBMIT = 1, EV_SOCK = 2, EV_KICK = 3 };
+
+struct worker_client {
+	struct worker_client *next; /* w->clients, under clients_lock */
+	struct worker *w;
+	uint32_t id;
+	struct vgpu_ctl_client who;
+
+	int sock, ring_fd, submit_fd, complete_fd, kick_fd, epoll_fd;
+	void *ring;
+	struct vgpu_ring_header *hdr;
+	struct ring_layout lay; /* private copy: never re-read from hdr */
+
+	pthread_t thread;
+	int stop;    /* set by the main thread: finish and leave */
+	int serving; /* session set up: stats may read it */
+	int done;    /* the thread has finished and freed the session */
+
+	struct worker_session sess;
+};
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+/* ---- ring setup ------------------------------------------------------ */
+
+/* The sealed memfd ring, mapped, with its header's layout filled in. */
+static int client_ring_create(struct worker_client *c)
+{
+	struct ring_layout *l = &c->lay;
+	struct vgpu_ring_header *h;
+
+	ring_layout_compute(l, VGPU_RING_SQ_ENTRIES, VGPU_RING_CQ_ENTRIES,
+			    VGPU_RING_DATA_BYTES);
+	c->ring_fd = memfd_create("vgpu-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (c->ring_fd < 0)
+		return -errno;
+	if (ftruncate(c->ring_fd, (off_t)l->total_size) < 0)
+		return -errno;
+	/* the client can neither resize it (SIGBUS here) nor add seals */
+	if (fcntl(c->ring_fd, F_ADD_SEALS,
+		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		return -errno;
+	c->ring = mmap(NULL, l->total_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       c->ring_fd, 0);
+	if (c->ring == MAP_FAILED) {
+		c->ring = NULL;
+		return -errno;
+	}
+	h = c->hdr = c->ring;
+	h->magic = VGPU_PROTO_MAGIC;
+	h->major = VGPU_PROTO_MAJOR;
+	h->minor = VGPU_PROTO_MINOR;
+	h->features = VGPU_FEATURE_NONE;
+	h->sq_entries = l->sq_entries;
+	h->cq_entries = l->cq_entries;
+	h->sq_offset = l->sq_offset;
+	h->cq_offset = l->cq_offset;
+	h->data_offset = l->data_offset;
+	h->data_size = l->data_size;
+	h->total_size = l->total_size;
+	ring_store_release(&h->status, VGPU_RING_OK);
+	return 0;
+}
+
+static int epoll_add(int ep, int fd, uint32_t events, uint32_t tag)
+{
+	struct epoll_event ev = {.events = events, .data.u32 = tag};
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static int client_fds_create(struct worker_client *c)
+{
+	c->submit_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	/* blocking, as the client may read it blocking (shared flags) */
+	c->complete_fd = eventfd(0, EFD_CLOEXEC);
+	c->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	c->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->submit_fd < 0 || c->complete_fd < 0 || c->kick_fd < 0 ||
+	    c->epoll_fd < 0)
+		return -errno;
+	if (epoll_add(c->epoll_fd, c->submit_fd, EPOLLIN | EPOLLET,
+		      EV_SUBMIT) ||
+	    epoll_add(c->epoll_fd, c->sock, EPOLLIN | EPOLLRDHUP, EV_SOCK) ||
+	    epoll_add(c->epoll_fd, c->kick_fd, EPOLLIN, EV_KICK))
+		return -errno;
+	return 0;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void client_free(struct worker_client *c)
+{
+	if (c->ring)
+		munmap(c->ring, c->lay.total_size);
+	close_fd(&c->sock);
+	close_fd(&c->ring_fd);
+	close_fd(&c->submit_fd);
+	close_fd(&c->complete_fd);
+	close_fd(&c->kick_fd);
+	close_fd(&c->epoll_fd);
+	free(c);
+}
+
+/* Answer the client's hello (the worker's half of the handshake). */
+static int client_reply(struct worker_client *c, int32_t status,
+			const char *message)
+{
+	struct vgpu_hello_reply r;
+	int fds[3] = {c->ring_fd, c->submit_fd, c->complete_fd};
+
+	memset(&r, 0, sizeof(r));
+	r.magic = VGPU_PROTO_MAGIC;
+	r.major = VGPU_PROTO_MAJOR;
+	r.minor = VGPU_PROTO_MINOR;
+	r.status = status;
+	if (status == VGPU_HELLO_OK)
+		r.ring_size = c->lay.total_size;
+	else
+		strncpy(r.message, message, sizeof(r.message) - 1);
+	return ctl_send_fds(c->sock, &r, sizeof(r), fds,
+			    status == VGPU_HELLO_OK ? 3 : 0);
+}
+
+/* ---- the serving thread ---------------------------------------------- */
+
+/* Ring the completion doorbell, unless that could block (see top). */
+static void client_doorbell(struct worker_client *c)
+{
+	struct pollfd p = {.fd = c->complete_fd, .events = POLLOUT};
+	uint64_t one = 1;
+	ssize_t n;
+
+	if (poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT))
+		return; /* the client stuffed its own doorbell */
+	n = write(c->complete_fd, &one, sizeof(one));
+	(void)n;
+}
+
+/* Mark the ring broken (a protocol violation) and wake the client. */
+static void client_break(struct worker_client *c, const char *why)
+{
+	worker_log(c->w, "client %u (pid %d): ring broken: %s; dropping it",
+		   c->id, (int)c->who.pid, why);
+	ring_store_release(&c->hdr->status, VGPU_RING_BROKEN);
+	ring_full_barrier();
+	client_doorbell(c);
+}
+
+/*
+ * Sleep until something happens (timeout_ms, or -1). Returns 0 to go on,
+ * -1 when the client is gone, broke the protocol or must stop.
+ */
+static int client_sleep(struct worker_client *c, int timeout_ms)
+{
+	struct epoll_event ev[3];
+	uint64_t v;
+	char b;
+	int i, n;
+	ssize_t k;
+
+	n = epoll_wait(c->epoll_fd, ev, 3, timeout_ms);
+	if (n < 0)
+		return errno == EINTR ? 0 : -1;
+	for (i = 0; i < n; i++) {
+		switch (ev[i].data.u32) {
+		case EV_SOCK:
+			if (ev[i].events & (EPOLLHUP | EPOLLRDHUP | EPOLLERR))
+				return -1;
+			k = recv(c->sock, &b, 1, MSG_DONTWAIT | MSG_PEEK);
+			if (k == 0 || (k < 0 && errno != EAGAIN &&
+				       errno != EWOULDBLOCK && errno != EINTR))
+				return -1;
+			if (k > 0) {
+				client_break(c, "it wrote to its socket after "
+						"the handshake");
+				return -1;
+			}
+			break;
+		case EV_KICK:
+			k = read(c->kick_fd, &v, sizeof(v));
+			(void)k;
+			break;
+		}
+	}
+	return __atomic_load_n(&c->stop, __ATOMIC_ACQUIRE) ? -1 : 0;
+}
+
+/*
+ * The submission queue is empty at head: spin a little, then announce
+ * sleep, re-check (the client rings only when it sees the flag), sleep.
+ */
+static int client_wait_submit(struct worker_client *c, uint32_t head)
+{
+	struct vgpu_ring_header *h = c->hdr;
+	uint64_t t0 = worker_now_ns();
+	int rc;
+
+	do {
+		if (ring_load_acquire(&h->sq_tail) != head)
+			return 0;
+		cpu_relax();
+	} while (worker_now_ns() - t0 < WORKER_SPIN_NS);
+
+	__atomic_store_n(&h->worker_sleeping, 1, __ATOMIC_RELAXED);
+	ring_full_barrier();
+	if (ring_load_acquire(&h->sq_tail) != head) {
+		__atomic_store_n(&h->worker_sleeping, 0, __ATOMIC_RELAXED);
+		return 0;
+	}
+	rc = client_sleep(c, -1);
+	__atomic_store_n(&h->worker_sleeping, 0, __ATOMIC_RELAXED);
+	return rc;
+}
+
+/*
+ * Wait until the completion queue has room for one more entry at
+ * cq_tail. The client does not ring when it consumes, so a full queue is
+ * polled (spin, then 1 ms sleeps that still notice the socket closing).
+ */
+static int client_wait_cq(struct worker_client *c, uint32_t cq_tail)
+{
+	struct vgpu_ring_header *h = c->hdr;
+	uint64_t t0 = 0;
+	uint32_t used;
+
+	for (;;) {
+		used = ring_used(ring_load_acquire(&h->cq_head), cq_tail);
+		if (used > c->lay.cq_entries) {
+			client_break(c, "cq_head is not within cq_entries of "
+					"cq_tail");
+			return -1;
+		}
+		if (used < c->lay.cq_entries)
+			return 0;
+		if (!t0)
+			t0 = worker_now_ns();
+		if (worker_now_ns() - t0 < WORKER_SPIN_NS) {
+			cpu_relax();
+			continue;
+		}
+		if (client_sleep(c, WORKER_CQ_FULL_SLEEP_MS) < 0)
+			return -1;
+	}
+}
+
+/* Copy a descriptor out of shared memory: each word read exactly once. */
+static void sqe_copy(struct vgpu_sqe *dst, const struct vgpu_sqe *src)
+{
+	union {
+		struct vgpu_sqe sqe;
+		uint64_t w[sizeof(struct vgpu_sqe) / 8];
+	} u;
+	const volatile uint64_t *s = (const volatile uint64_t *)src;
+	size_t i;
+
+	for (i = 0; i < sizeof(u.w) / sizeof(u.w[0]); i++)
+		u.w[i] = s[i];
+	*dst = u.sqe;
+}
+
+/* The descriptor loop; returns when the client is gone or must stop. */
+static void client_serve(struct worker_client *c)
+{
+	struct vgpu_ring_header *h = c->hdr;
+	const uint32_t sq_n = c->lay.sq_entries, cq_n = c->lay.cq_entries;
+	struct vgpu_sqe *sq =
+		(struct vgpu_sqe *)((char *)c->ring + c->lay.sq_offset);
+	struct vgpu_cqe *cq =
+		(struct vgpu_cqe *)((char *)c->ring + c->lay.cq_offset);
+	struct vgpu_sqe sqe;
+	struct vgpu_cqe cqe;
+	uint32_t head = 0, cq_tail = 0, tail;
+
+	for (;;) {
+		if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
+			return;
+		tail = ring_load_acquire(&h->sq_tail);
+		if (tail == head) {
+			if (client_wait_submit(c, head) < 0)
+				return;
+			continue;
+		}
+		if (ring_used(head, tail) > sq_n) {
+			client_break(c, "sq_tail is not within sq_entries of "
+					"sq_head");
+			return;
+		}
+		while (head != tail) {
+			if (client_wait_cq(c, cq_tail) < 0)
+				return;
+			sqe_copy(&sqe, &sq[head & (sq_n - 1)]);
+			head++;
+			ring_store_release(&h->sq_head, head);
+
+			worker_exec(&c->sess, &sqe, &cqe);
+
+			cq[cq_tail & (cq_n - 1)] = cqe;
+			cq_tail++;
+			ring_store_release(&h->cq_tail, cq_tail);
+			ring_full_barrier();
+			if (__atomic_load_n(&h->client_sleeping,
+					    __ATOMIC_RELAXED))
+				client_doorbell(c);
+		}
+	}
+}
+
+static void client_finished(struct worker_client *c)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	n = write(c->w->wake_fd, &one, sizeof(one));
+	(void)n;
+}
+
+static void *client_thread(void *arg)
+{
+	struct worker_client *c = arg;
+	struct worker *w = c->w;
+	int rc;
+
+	rc = w->ops->thread_attach(w->be);
+	if (rc) {
+		worker_check(w, rc, "thread_attach");
+		client_reply(c, VGPU_HELLO_UNAVAILABLE,
+			     "the vGPU could not serve a new client");
+		goto out;
+	}
+	rc = worker_session_init(&c->sess, w, c->id,
+				 (uint8_t *)c->ring + c->lay.data_offset,
+				 c->lay.data_size);
+	if (rc) {
+		client_reply(c, VGPU_HELLO_RESOURCES,
+			     "the vGPU could not create the client's "
+			     "default stream");
+		goto out;
+	}
+	c->sess.pid = c->who.pid;
+	__atomic_store_n(&c->serving, 1, __ATOMIC_RELEASE);
+	rc = client_reply(c, VGPU_HELLO_OK, NULL);
+	close_fd(&c->ring_fd); /* the mapping stays */
+	if (rc) {
+		worker_log(w, "client %u (pid %d): hello reply failed: %s",
+			   c->id, (int)c->who.pid, strerror(-rc));
+	} else {
+		worker_log(w, "client %u (pid %d, uid %u) connected", c->id,
+			   (int)c->who.pid, c->who.uid);
+		client_serve(c);
+		worker_log(w, "client %u (pid %d) left", c->id,
+			   (int)c->who.pid);
+	}
+	worker_session_fini(&c->sess);
+out:
+	client_finished(c);
+	return NULL;
+}
+
+/* ---- called by the main thread --------------------------------------- */
+
+int worker_client_start(struct worker *w, int sock,
+			const struct vgpu_ctl_client *who)
+{
+	struct worker_client *c, **pp;
+	const char *why;
+	int rc;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(sock);
+		return -ENOMEM;
+	}
+	c->w = w;
+	c->who = *who;
+	c->sock = sock;
+	c->ring_fd = c->submit_fd = c->complete_fd = -1;
+	c->kick_fd = c->epoll_fd = -1;
+
+	pthread_mutex_lock(&w->clients_lock);
+	if (w->nclients >= w->max_clients) {
+		pthread_mutex_unlock(&w->clients_lock);
+		why = "the vGPU has as many clients as it may have";
+		rc = -EBUSY;
+		goto fail;
+	}
+	w->nclients++;
+	c->id = w->next_client_id++;
+	if (!w->next_client_id)
+		w->next_client_id = 1;
+	pthread_mutex_unlock(&w->clients_lock);
+
+	why = "the worker could not set up a ring";
+	rc = client_ring_create(c);
+	if (!rc)
+		rc = client_fds_create(c);
+	if (rc)
+		goto fail_counted;
+
+	pthread_mutex_lock(&w->clients_lock);
+	c->next = w->clients;
+	w->clients = c;
+	pthread_mutex_unlock(&w->clients_lock);
+
+	rc = -pthread_create(&c->thread, NULL, client_thread, c);
+	if (!rc)
+		return 0;
+	pthread_mutex_lock(&w->clients_lock);
+	for (pp = &w->clients; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&w->clients_lock);
+	why = "the worker could not start a thread";
+fail_counted:
+	pthread_mutex_lock(&w->clients_lock);
+	w->nclients--;
+	pthread_mutex_unlock(&w->clients_lock);
+fail:
+	worker_log(w, "client (pid %d) refused: %s (%s)", (int)who->pid, why,
+		   strerror(-rc));
+	client_reply(c, VGPU_HELLO_RESOURCES, why);
+	client_free(c);
+	return rc;
+}
+
+/* Take the clients whose thread is done off the list, join, free them. */
+uint32_t worker_client_reap(struct worker *w)
+{
+	struct worker_client *c, **pp, *dead = NULL;
+	uint32_t left;
+
+	pthread_mutex_lock(&w->clients_lock);
+	for (pp = &w->clients; (c = *pp);) {
+		if (__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+			*pp = c->next;
+			c->next = dead;
+			dead = c;
+			w->nclients--;
+			w->gone_kernels += c->sess.kernels;
+			w->gone_bytes += c->sess.bytes_copied;
+		} else {
+			pp = &c->next;
+		}
+	}
+	left = w->nclients;
+	pthread_mutex_unlock(&w->clients_lock);
+
+	while ((c = dead)) {
+		dead = c->next;
+		pthread_join(c->thread, NULL);
+		client_free(c);
+	}
+	return left;
+}
+
+static void client_kick(struct worker_client *c)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+	n = write(c->kick_fd, &one, sizeof(one));
+	(void)n;
+}
+
+void worker_client_stop_all(struct worker *w)
+{
+	struct worker_client *c;
+	struct timespec deadline;
+	uint32_t left;
+
+	/* the vGPU stops: work still queued will not run (ring DEAD) */
+	pthread_mutex_lock(&w->clients_lock);
+	for (c = w->clients; c; c = c->next) {
+		c->hdr->error = CUDA_ERROR_DEVICE_UNAVAILABLE;
+		ring_store_release(&c->hdr->status, VGPU_RING_DEAD);
+		ring_full_barrier();
+		client_doorbell(c);
+		client_kick(c);
+	}
+	pthread_mutex_unlock(&w->clients_lock);
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += WORKER_STOP_JOIN_S;
+	for (;;) {
+		left = worker_client_reap(w);
+		if (!left)
+			return;
+		if (worker_now_ns() >
+		    (uint64_t)deadline.tv_sec * 1000000000ull +
+			    (uint64_t)deadline.tv_nsec) {
+			worker_log(w, "%u client(s) did not stop in %d s", left,
+				   WORKER_STOP_JOIN_S);
+			return;
+		}
+		usleep(10000);
+	}
+}
+
+void worker_client_mark_dead(struct worker *w, int32_t status)
+{
+	struct worker_client *c;
+	struct timespec deadline;
+	uint64_t one = 1;
+	ssize_t n;
+
+	/* bounded: a fault must not hang on a lock held by a stuck thread */
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 1;
+	if (pthread_mutex_timedlock(&w->clients_lock, &deadline))
+		return;
+	for (c = w->clients; c; c = c->next) {
+		c->hdr->error = status;
+		ring_store_release(&c->hdr->status, VGPU_RING_DEAD);
+		ring_full_barrier();
+		/* the process is ending: never block on a client's doorbell */
+		fcntl(c->complete_fd, F_SETFL, O_NONBLOCK);
+		n = write(c->complete_fd, &one, sizeof(one));
+		(void)n;
+	}
+	pthread_mutex_unlock(&w->clients_lock);
+}
+
+void worker_client_stats(struct worker *w, struct vgpu_ctl_stats *st)
+{
+	struct worker_client *c;
+
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&w->clients_lock);
+	st->clients = w->nclients;
+	st->kernels = w->gone_kernels;
+	st->bytes_copied = w->gone_bytes;
+	for (c = w->clients; c; c = c->next) {
+		if (!__atomic_load_n(&c->serving, __ATOMIC_ACQUIRE))
+			continue;
+		st->kernels +=
+			__atomic_load_n(&c->sess.kernels, __ATOMIC_RELAXED);
+		st->bytes_copied += __atomic_load_n(&c->sess.bytes_copied,
+						    __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&w->clients_lock);
+	/* not nested in clients_lock: the fault path takes them the other
+	 * way round */
+	pthread_rwlock_rdlock(&w->mem_lock);
+	st->memory_used = w->mem.used;
+	st->memory_mapped = w->mem.mapped;
+	pthread_rwlock_unlock(&w->mem_lock);
+}

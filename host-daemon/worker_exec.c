@@ -1,0 +1,994 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Descriptor validation and execution for vgpu-worker.
+ *
+ * worker_validate() is the edge: it sees a descriptor the client wrote
+ * (already copied out of the ring by the caller) and either rejects it with
+ * the CUresult CUDA itself would give, or produces a struct worker_op in
+ * which every handle is resolved to this client's object, every device
+ * range lies inside one live allocation of this client, every data-area
+ * range lies inside the private copy of the data size, and names and
+ * kernel parameters have been copied out of the shared data area.
+ * worker_execute() trusts that form and only calls the backend.
+ *
+ * Nothing here knows about rings, sockets or threads, so the unit tests
+ * drive it with a stub backend.
+ */
+#include <cuda.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "worker.h"
+
+/* CUDA's launch limits (compute capability 9.0; unchanged since 3.0). */
+#define CUDA_MAX_GRID_X	       2147483647u
+#define CUDA_MAX_GRID_YZ       65535u
+#define CUDA_MAX_BLOCK_XY      1024u
+#define CUDA_MAX_BLOCK_Z       64u
+#define CUDA_MAX_BLOCK_THREADS 1024u
+/* More dynamic shared memory than any GPU has per block (H100: 227 KiB). */
+#define WORKER_MAX_SHARED_BYTES (256u << 10)
+/* Rejected descriptors logged per client, so a hostile one cannot flood. */
+#define WORKER_LOG_REJECTS 16u
+#define WORKER_STAGE_MIN   (64u << 10)
+#define WORKER_PARAM_BUF_BYTES                                                 \
+	((VGPU_MAX_PARAM_BYTES + 63u) & ~63u) /* 64-byte aligned size */
+
+/* ---- helpers shared by every worker file ----------------------------- */
+
+void worker_log(const struct worker *w, const char *fmt, ...)
+{
+	char line[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "vgpu-worker %s: %s\n",
+		w && w->cfg.name[0] ? w->cfg.name : "-", line);
+}
+
+uint64_t worker_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int worker_error_is_fatal(int rc)
+{
+	switch (rc) {
+	case CUDA_ERROR_ECC_UNCORRECTABLE:
+	case CUDA_ERROR_ILLEGAL_ADDRESS:
+	case CUDA_ERROR_LAUNCH_TIMEOUT:
+	case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+	case CUDA_ERROR_ASSERT:
+	case CUDA_ERROR_HARDWARE_STACK_ERROR:
+	case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+	case CUDA_ERROR_MISALIGNED_ADDRESS:
+	case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+	case CUDA_ERROR_INVALID_PC:
+	case CUDA_ERROR_LAUNCH_FAILED:
+	case CUDA_ERROR_MPS_CONNECTION_FAILED:
+	case CUDA_ERROR_MPS_RPC_FAILURE:
+	case CUDA_ERROR_MPS_CLIENT_TERMINATED:
+	case CUDA_ERROR_UNKNOWN:
+		return 1;
+	}
+	return 0;
+}
+
+int worker_check(struct worker *w, int rc, const char *what)
+{
+	char msg[VGPU_MESSAGE_MAX];
+
+	if (rc && worker_error_is_fatal(rc)) {
+		snprintf(msg, sizeof(msg), "%s failed with CUDA error %d", what,
+			 rc);
+		w->fault(w, VGPU_FAULT_GPU, rc, msg);
+	}
+	return rc;
+}
+
+int worker_mem_map(void *ctx, uint64_t va, uint64_t len)
+{
+	struct worker *w = ctx;
+
+	return w->ops->mem_map(w->be, va, len);
+}
+
+int worker_mem_unmap(void *ctx, uint64_t va, uint64_t len)
+{
+	struct worker *w = ctx;
+
+	return w->ops->mem_unmap(w->be, va, len);
+}
+
+/* ---- validation ------------------------------------------------------ */
+
+static int reject(const char **why, const char *msg, int status)
+{
+	*why = msg;
+	return status;
+}
+
+static inline int data_ok(const struct worker_session *s, uint64_t off,
+			  uint64_t len)
+{
+	return ring_range_ok(off, len, s->data_size);
+}
+
+/* 0 when [addr, addr + len) lies in one live allocation of this client. */
+static int mem_ok(struct worker_session *s, uint64_t addr, uint64_t len)
+{
+	int rc;
+
+	pthread_rwlock_rdlock(&s->w->mem_lock);
+	rc = suballoc_lookup(&s->w->mem, addr, len, s->owner, NULL, NULL);
+	pthread_rwlock_unlock(&s->w->mem_lock);
+	return rc;
+}
+
+static struct worker_stream *session_stream(struct worker_session *s,
+					    uint32_t handle)
+{
+	if (!handle)
+		return s->default_stream_ok ? &s->default_stream : NULL;
+	return handle_table_get(&s->h.streams, handle);
+}
+
+/*
+ * The stream a stream op acts on. protocol.h names it in neither field
+ * for these ops, so either may carry it: `stream`, or `handle` with
+ * stream 0. Both set and different is ambiguous and rejected.
+ */
+static int stream_target(const struct vgpu_sqe *q, uint32_t *handle)
+{
+	if (q->stream && q->handle && q->stream != q->handle)
+		return -1;
+	*handle = q->stream ? q->stream : q->handle;
+	return 0;
+}
+
+static int validate_launch(struct worker_session *s, const struct vgpu_sqe *q,
+			   struct worker_op *op, const char **why)
+{
+	uint32_t *g = op->launch.grid, *b = op->launch.block;
+	struct worker_kernel *k;
+
+	k = handle_table_get(&s->h.kernels, q->handle);
+	if (!k)
+		return reject(why, "unknown kernel handle",
+			      CUDA_ERROR_INVALID_HANDLE);
+	op->stream = session_stream(s, q->stream);
+	if (!op->stream)
+		return reject(why, "unknown stream handle",
+			      CUDA_ERROR_INVALID_HANDLE);
+	g[0] = (uint32_t)q->a[0];
+	g[1] = (uint32_t)(q->a[0] >> 32);
+	g[2] = (uint32_t)q->a[1];
+	b[0] = (uint32_t)(q->a[1] >> 32);
+	b[1] = (uint32_t)q->a[2];
+	b[2] = (uint32_t)(q->a[2] >> 32);
+	if (!g[0] || !g[1] || !g[2] || g[0] > CUDA_MAX_GRID_X ||
+	    g[1] > CUDA_MAX_GRID_YZ || g[2] > CUDA_MAX_GRID_YZ)
+		return reject(why, "grid dimension 0 or above CUDA's limit",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (!b[0] || !b[1] || !b[2] || b[0] > CUDA_MAX_BLOCK_XY ||
+	    b[1] > CUDA_MAX_BLOCK_XY || b[2] > CUDA_MAX_BLOCK_Z ||
+	    (uint64_t)b[0] * b[1] * b[2] > CUDA_MAX_BLOCK_THREADS)
+		return reject(why, "block dimension 0 or above CUDA's limit",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (q->a[3] > WORKER_MAX_SHARED_BYTES)
+		return reject(why, "too much dynamic shared memory",
+			      CUDA_ERROR_INVALID_VALUE);
+	op->launch.shared = (uint32_t)q->a[3];
+	if (q->a[5] != k->info.param_bytes)
+		return reject(why,
+			      "parameter buffer size differs from the kernel's",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (!data_ok(s, q->a[4], q->a[5]))
+		return reject(why, "parameter buffer outside the data area",
+			      CUDA_ERROR_INVALID_VALUE);
+	/* private copy: the client may rewrite the data area meanwhile */
+	memcpy(s->param_buf, s->data + q->a[4], q->a[5]);
+	op->launch.k = k;
+	return CUDA_SUCCESS;
+}
+
+static int validate_get_kernel(struct worker_session *s,
+			       const struct vgpu_sqe *q, struct worker_op *op,
+			       const char **why)
+{
+	op->get_kernel.lib = handle_table_get(&s->h.libraries, q->handle);
+	if (!op->get_kernel.lib)
+		return reject(why, "unknown library handle",
+			      CUDA_ERROR_INVALID_HANDLE);
+	op->handle = q->handle;
+	if (!q->a[1] || q->a[1] > VGPU_KERNEL_NAME_MAX)
+		return reject(why, "kernel name length 0 or too long",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (!data_ok(s, q->a[0], q->a[1]))
+		return reject(why, "kernel name outside the data area",
+			      CUDA_ERROR_INVALID_VALUE);
+	memcpy(s->name, s->data + q->a[0], q->a[1]);
+	if (!memchr(s->name, 0, q->a[1]))
+		return reject(why, "kernel name not NUL-terminated",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (!s->name[0])
+		return reject(why, "empty kernel name",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (q->a[3] < sizeof(struct vgpu_kernel_info) ||
+	    !data_ok(s, q->a[2], sizeof(struct vgpu_kernel_info)))
+		return reject(why,
+			      "kernel info buffer too small or outside "
+			      "the data area",
+			      CUDA_ERROR_INVALID_VALUE);
+	op->get_kernel.out = s->data + q->a[2];
+	return CUDA_SUCCESS;
+}
+
+static int validate_memset(struct worker_session *s, const struct vgpu_sqe *q,
+			   struct worker_op *op, const char **why)
+{
+	uint64_t elem = q->a[3];
+
+	if (elem != 1 && elem != 2 && elem != 4)
+		return reject(why, "memset element size not 1, 2 or 4",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (elem < 4 && q->a[1] >> (8 * elem))
+		return reject(why, "memset value wider than its element",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (q->a[1] > UINT32_MAX)
+		return reject(why, "memset value wider than its element",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (q->a[0] % elem)
+		return reject(why,
+			      "memset destination not aligned to its "
+			      "element size",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (q->a[2] > UINT64_MAX / elem)
+		return reject(why, "memset count overflows",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (q->a[2] && mem_ok(s, q->a[0], q->a[2] * elem))
+		return reject(why,
+			      "memset range not inside one allocation "
+			      "of this client",
+			      CUDA_ERROR_INVALID_VALUE);
+	op->memset.dst = q->a[0];
+	op->memset.value = (uint32_t)q->a[1];
+	op->memset.count = q->a[2];
+	op->memset.elem = (uint32_t)elem;
+	return CUDA_SUCCESS;
+}
+
+int worker_validate(struct worker_session *s, const struct vgpu_sqe *q,
+		    struct worker_op *op, const char **why)
+{
+	uint32_t h;
+
+	op->opcode = q->opcode;
+	op->stream = NULL;
+	op->handle = 0;
+	*why = NULL;
+	if (q->flags)
+		return reject(why, "flags must be 0", CUDA_ERROR_INVALID_VALUE);
+
+	switch (q->opcode) {
+	case VGPU_OP_NOP:
+	case VGPU_OP_MEM_GET_INFO:
+	case VGPU_OP_STREAM_CREATE:
+	case VGPU_OP_CTX_SYNC:
+		return CUDA_SUCCESS;
+
+	case VGPU_OP_GET_DEVICE_INFO:
+		if (q->a[1] < sizeof(struct vgpu_device_info) ||
+		    !data_ok(s, q->a[0], sizeof(struct vgpu_device_info)))
+			return reject(why,
+				      "device info buffer too small or "
+				      "outside the data area",
+				      CUDA_ERROR_INVALID_VALUE);
+		op->out = s->data + q->a[0];
+		return CUDA_SUCCESS;
+
+	case VGPU_OP_MEM_ALLOC:
+		if (!q->a[0])
+			return reject(why, "allocation of 0 bytes",
+				      CUDA_ERROR_INVALID_VALUE);
+		op->bytes = q->a[0];
+		return CUDA_SUCCESS;
+
+	case VGPU_OP_MEM_FREE: {
+		uint64_t start;
+		int rc;
+
+		pthread_rwlock_rdlock(&s->w->mem_lock);
+		rc = suballoc_lookup(&s->w->mem, q->a[0], 1, s->owner, &start,
+				     NULL);
+		pthread_rwlock_unlock(&s->w->mem_lock);
+		if (rc || start != q->a[0])
+			return reject(why,
+				      "not the start of an allocation of "
+				      "this client",
+				      CUDA_ERROR_INVALID_VALUE);
+		op->ptr = q->a[0];
+		return CUDA_SUCCESS;
+	}
+
+	case VGPU_OP_MEMCPY_HTOD:
+	case VGPU_OP_MEMCPY_DTOH:
+		op->stream = session_stream(s, q->stream);
+		if (!op->stream)
+			return reject(why, "unknown stream handle",
+				      CUDA_ERROR_INVALID_HANDLE);
+		if (!data_ok(s, q->a[1], q->a[2]))
+			return reject(why, "copy range outside the data area",
+				      CUDA_ERROR_INVALID_VALUE);
+		if (q->a[2] && mem_ok(s, q->a[0], q->a[2]))
+			return reject(why,
+				      "device range not inside one "
+				      "allocation of this client",
+				      CUDA_ERROR_INVALID_VALUE);
+		op->copy.dev = q->a[0];
+		op->copy.host = s->data + q->a[1];
+		op->copy.bytes = q->a[2];
+		return CUDA_SUCCESS;
+
+	case VGPU_OP_MEMCPY_DTOD:
+		op->stream = session_stream(s, q->stream);
+		if (!op->stream)
+			return reject(why, "unknown stream handle",
+				      CUDA_ERROR_INVALID_HANDLE);
+		if (q->a[2] && (mem_ok(s, q->a[0], q->a[2]) ||
+				mem_ok(s, q->a[1], q->a[2])))
+			return reject(why,
+				      "device range not inside one "
+				      "allocation of this client",
+				      CUDA_ERROR_INVALID_VALUE);
+		op->dtod.dst = q->a[0];
+		op->dtod.src = q->a[1];
+		op->dtod.bytes = q->a[2];
+		return CUDA_SUCCESS;
+
+	case VGPU_OP_MEMSET:
+		op->stream = session_stream(s, q->stream);
+		if (!op->stream)
+			return reject(why, "unknown stream handle",
+				      CUDA_ERROR_INVALID_HANDLE);
+		return validate_memset(s, q, op, why);
+
+	case VGPU_OP_STAGE_WRITE:
+		if (!data_ok(s, q->a[1], q->a[2]))
+			return reject(why, "stage data outside the data area",
+				      CUDA_ERROR_INVALID_VALUE);
+		if (q->a[0] > s->stage_len)
+			return reject(why,
+				      "stage offset beyond the staged "
+				      "bytes (pieces must be contiguous)",
+				      CUDA_ERROR_INVALID_VALUE);
+		if (!ring_range_ok(q->a[0], q->a[2], VGPU_MAX_IMAGE_BYTES))
+			return reject(why,
+				      "staged image larger than "
+				      "VGPU_MAX_IMAGE_BYTES",
+				      CUDA_ERROR_INVALID_VALUE);
+		op->stage.offset = q->a[0];
+		op->stage.src = s->data + q->a[1];
+		op->stage.bytes = q->a[2];
+		return CUDA_SUCCESS;
+
+	case VGPU_OP_LIBRARY_LOAD:
+		if (!q->a[0] || q->a[0] > s->stage_len)
+			return reject(why,
+				      "image size 0 or more than was staged",
+				      CUDA_ERROR_INVALID_VALUE);
+		op->bytes = q->a[0];
+		return CUDA_SUCCESS;
+
+	case VGPU_OP_LIBRARY_UNLOAD:
+		op->lib = handle_table_get(&s->h.libraries, q->handle);
+		if (!op->lib)
+			return reject(why, "unknown library handle",
+				      CUDA_ERROR_INVALID_HANDLE);
+		op->handle = q->handle;
+		return CUDA_SUCCESS;
+
+	case VGPU_OP_LIBRARY_GET_KERNEL:
+		return validate_get_kernel(s, q, op, why);
+
+	case VGPU_OP_LAUNCH:
+		return validate_launch(s, q, op, why);
+
+	case VGPU_OP_STREAM_DESTROY:
+	case VGPU_OP_STREAM_SYNC:
+	case VGPU_OP_STREAM_QUERY:
+		if (stream_target(q, &h))
+			return reject(why,
+				      "stream and handle name different "
+				      "streams",
+				      CUDA_ERROR_INVALID_VALUE);
+		if (q->opcode == VGPU_OP_STREAM_DESTROY && !h)
+			return reject(why,
+				      "the default stream cannot be "
+				      "destroyed",
+				      CUDA_ERROR_INVALID_HANDLE);
+		op->stream = session_stream(s, h);
+		if (!op->stream)
+			return reject(why, "unknown stream handle",
+				      CUDA_ERROR_INVALID_HANDLE);
+		op->handle = h;
+		return CUDA_SUCCESS;
+
+	case VGPU_OP_EVENT_CREATE:
+		if (q->a[0] & CU_EVENT_INTERPROCESS)
+			return reject(why,
+				      "interprocess events are not "
+				      "supported",
+				      CUDA_ERROR_NOT_SUPPORTED);
+		if (q->a[0] & ~(uint64_t)(CU_EVENT_BLOCKING_SYNC |
+					  CU_EVENT_DISABLE_TIMING))
+			return reject(why, "unknown event flags",
+				      CUDA_ERROR_INVALID_VALUE);
+		op->event_flags = (uint32_t)q->a[0];
+		return CUDA_SUCCESS;
+
+	case VGPU_OP_EVENT_RECORD:
+	case VGPU_OP_STREAM_WAIT_EVENT:
+		op->stream = session_stream(s, q->stream);
+		if (!op->stream)
+			return reject(why, "unknown stream handle",
+				      CUDA_ERROR_INVALID_HANDLE);
+		/* fall through */
+	case VGPU_OP_EVENT_SYNC:
+	case VGPU_OP_EVENT_QUERY:
+	case VGPU_OP_EVENT_DESTROY:
+		op->event = handle_table_get(&s->h.events, q->handle);
+		if (!op->event)
+			return reject(why, "unknown event handle",
+				      CUDA_ERROR_INVALID_HANDLE);
+		op->handle = q->handle;
+		return CUDA_SUCCESS;
+
+	case VGPU_OP_EVENT_ELAPSED:
+		op->elapsed.start = handle_table_get(&s->h.events, q->handle);
+		op->elapsed.end = q->a[0] > UINT32_MAX
+					  ? NULL
+					  : handle_table_get(&s->h.events,
+							     (uint32_t)q->a[0]);
+		if (!op->elapsed.start || !op->elapsed.end)
+			return reject(why, "unknown event handle",
+				      CUDA_ERROR_INVALID_HANDLE);
+		return CUDA_SUCCESS;
+	}
+	return reject(why, "unknown opcode", CUDA_ERROR_NOT_SUPPORTED);
+}
+
+/* ---- execution ------------------------------------------------------- */
+
+static void count_bytes(struct worker_session *s, uint64_t n)
+{
+	__atomic_store_n(&s->bytes_copied, s->bytes_copied + n,
+			 __ATOMIC_RELAXED);
+}
+
+/* Wait for every stream of this client; returns the first error. */
+static int session_sync_all(struct worker_session *s)
+{
+	struct worker *w = s->w;
+	struct worker_stream *st;
+	uint32_t pos = 0, h;
+	int rc, first = 0;
+
+	if (s->default_stream_ok) {
+		rc = worker_check(
+			w, w->ops->stream_sync(w->be, s->default_stream.bs),
+			"stream_sync");
+		first = rc;
+	}
+	while ((st = handle_table_next(&s->h.streams, &pos, &h))) {
+		rc = worker_check(w, w->ops->stream_sync(w->be, st->bs),
+				  "stream_sync");
+		if (rc && !first)
+			first = rc;
+	}
+	return first;
+}
+
+/* Synchronise and free one stream (already out of the table). */
+static void stream_teardown(struct worker_session *s, struct worker_stream *st)
+{
+	struct worker *w = s->w;
+
+	worker_check(w, w->ops->stream_sync(w->be, st->bs), "stream_sync");
+	worker_watchdog_queue_destroy(w, st->wd);
+	w->ops->stream_destroy(w->be, st->bs);
+}
+
+static int exec_alloc(struct worker_session *s, uint64_t bytes, uint64_t *r)
+{
+	struct worker *w = s->w;
+	uint64_t addr = 0;
+	int rc;
+
+	pthread_rwlock_wrlock(&w->mem_lock);
+	rc = suballoc_alloc(&w->mem, bytes, s->owner, &addr);
+	pthread_rwlock_unlock(&w->mem_lock);
+	if (rc == -ENOMEM)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (rc < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (rc > 0)
+		return worker_check(w, rc, "mem_map");
+	r[0] = addr;
+	return CUDA_SUCCESS;
+}
+
+/* cuMemFree synchronises: the memory may still be in use by the GPU. */
+static int exec_free(struct worker_session *s, uint64_t ptr)
+{
+	struct worker *w = s->w;
+	int rc;
+
+	rc = session_sync_all(s);
+	if (rc && worker_error_is_fatal(rc))
+		return rc;
+	pthread_rwlock_wrlock(&w->mem_lock);
+	rc = suballoc_free(&w->mem, ptr, s->owner);
+	pthread_rwlock_unlock(&w->mem_lock);
+	if (rc < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	return worker_check(w, rc, "mem_unmap");
+}
+
+static int exec_stage(struct worker_session *s, const struct worker_op *op)
+{
+	uint64_t end = op->stage.offset + op->stage.bytes, ncap;
+	uint8_t *p;
+
+	if (end > s->stage_cap) {
+		ncap = s->stage_cap ? s->stage_cap : WORKER_STAGE_MIN;
+		while (ncap < end)
+			ncap *= 2;
+		if (ncap > VGPU_MAX_IMAGE_BYTES)
+			ncap = VGPU_MAX_IMAGE_BYTES;
+		p = realloc(s->stage, ncap);
+		if (!p)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		s->stage = p;
+		s->stage_cap = ncap;
+	}
+	memcpy(s->stage + op->stage.offset, op->stage.src, op->stage.bytes);
+	if (end > s->stage_len)
+		s->stage_len = end;
+	return CUDA_SUCCESS;
+}
+
+static void stage_free(struct worker_session *s)
+{
+	free(s->stage);
+	s->stage = NULL;
+	s->stage_len = s->stage_cap = 0;
+}
+
+static int exec_library_load(struct worker_session *s, uint64_t bytes,
+			     uint64_t *r)
+{
+	struct worker *w = s->w;
+	struct backend_library *bl;
+	struct worker_library *lib;
+	uint32_t h;
+	int rc;
+
+	rc = w->ops->library_load(w->be, s->stage, bytes, &bl);
+	stage_free(s);
+	if (rc)
+		return worker_check(w, rc, "library_load");
+	lib = malloc(sizeof(*lib));
+	if (!lib || handle_table_add(&s->h.libraries, lib, &h)) {
+		free(lib);
+		w->ops->library_unload(w->be, bl);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	lib->bl = bl;
+	r[0] = h;
+	return CUDA_SUCCESS;
+}
+
+/* Drop the kernels of library lib_handle from the table. */
+static void drop_kernels(struct worker_session *s, uint32_t lib_handle)
+{
+	struct worker_kernel *k;
+	uint32_t pos = 0, h;
+
+	while ((k = handle_table_next(&s->h.kernels, &pos, &h))) {
+		if (k->library == lib_handle) {
+			handle_table_remove(&s->h.kernels, h);
+			free(k);
+		}
+	}
+}
+
+static int exec_library_unload(struct worker_session *s,
+			       const struct worker_op *op)
+{
+	struct worker *w = s->w;
+	int rc;
+
+	/* kernels of the library may still run on this client's streams */
+	rc = session_sync_all(s);
+	if (rc && worker_error_is_fatal(rc))
+		return rc;
+	drop_kernels(s, op->handle);
+	handle_table_remove(&s->h.libraries, op->handle);
+	w->ops->library_unload(w->be, op->lib->bl);
+	free(op->lib);
+	return CUDA_SUCCESS;
+}
+
+/* The backend's layout must fit the protocol before a client sees it. */
+static int kernel_info_ok(const struct vgpu_kernel_info *info)
+{
+	uint32_t i;
+
+	if (info->nparams > VGPU_MAX_PARAMS ||
+	    info->param_bytes > VGPU_MAX_PARAM_BYTES)
+		return 0;
+	for (i = 0; i < info->nparams; i++)
+		if (!ring_range_ok(info->params[i].offset, info->params[i].size,
+				   info->param_bytes))
+			return 0;
+	return 1;
+}
+
+static int exec_get_kernel(struct worker_session *s, const struct worker_op *op,
+			   uint64_t *r)
+{
+	struct worker *w = s->w;
+	struct vgpu_kernel_info info;
+	struct backend_kernel *bk;
+	struct worker_kernel *k;
+	uint32_t pos = 0, h, i;
+	int rc;
+
+	memset(&info, 0, sizeof(info));
+	rc = w->ops->library_get_kernel(w->be, op->get_kernel.lib->bl, s->name,
+					&bk, &info);
+	if (rc)
+		return worker_check(w, rc, "library_get_kernel");
+	if (!kernel_info_ok(&info)) {
+		worker_log(w,
+			   "kernel %s: %u parameters, %u bytes: beyond "
+			   "what vgpu supports",
+			   s->name, info.nparams, info.param_bytes);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	/* asking twice for a kernel gives the same handle */
+	while ((k = handle_table_next(&s->h.kernels, &pos, &h)))
+		if (k->bk == bk && k->library == op->handle)
+			goto found;
+	k = malloc(sizeof(*k));
+	if (!k)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	k->bk = bk;
+	k->library = op->handle;
+	k->info = info;
+	for (i = 0; i < info.nparams; i++)
+		k->params[i] = s->param_buf + info.params[i].offset;
+	if (handle_table_add(&s->h.kernels, k, &h)) {
+		free(k);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+found:
+	memcpy(op->get_kernel.out, &k->info, sizeof(k->info));
+	r[0] = h;
+	return CUDA_SUCCESS;
+}
+
+static int exec_launch(struct worker_session *s, const struct worker_op *op)
+{
+	struct worker *w = s->w;
+	struct worker_stream *st = op->stream;
+	struct worker_kernel *k = op->launch.k;
+	int rc;
+
+	rc = w->ops->launch(w->be, k->bk, op->launch.grid, op->launch.block,
+			    op->launch.shared, st->bs, k->params);
+	if (rc)
+		return worker_check(w, rc, "launch");
+	__atomic_store_n(&s->kernels, s->kernels + 1, __ATOMIC_RELAXED);
+	if (st->wd)
+		worker_watchdog_track(w, st->wd, st->bs);
+	return CUDA_SUCCESS;
+}
+
+static int exec_stream_create(struct worker_session *s, uint64_t *r)
+{
+	struct worker *w = s->w;
+	struct worker_stream *st;
+	uint32_t h;
+	int rc;
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = w->ops->stream_create(w->be, &st->bs);
+	if (rc) {
+		free(st);
+		return worker_check(w, rc, "stream_create");
+	}
+	if (worker_watchdog_queue_create(w, &st->wd) ||
+	    handle_table_add(&s->h.streams, st, &h)) {
+		worker_watchdog_queue_destroy(w, st->wd);
+		w->ops->stream_destroy(w->be, st->bs);
+		free(st);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	r[0] = h;
+	return CUDA_SUCCESS;
+}
+
+static int exec_event_create(struct worker_session *s, uint32_t flags,
+			     uint64_t *r)
+{
+	struct worker *w = s->w;
+	struct worker_event *ev;
+	uint32_t h;
+	int rc;
+
+	ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = w->ops->event_create(w->be, flags, &ev->be);
+	if (rc) {
+		free(ev);
+		return worker_check(w, rc, "event_create");
+	}
+	if (handle_table_add(&s->h.events, ev, &h)) {
+		w->ops->event_destroy(w->be, ev->be);
+		free(ev);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	r[0] = h;
+	return CUDA_SUCCESS;
+}
+
+int worker_execute(struct worker_session *s, const struct worker_op *op,
+		   uint64_t r[2])
+{
+	struct worker *w = s->w;
+	const struct backend_ops *ops = w->ops;
+	struct backend *be = w->be;
+	struct backend_stream *bs = op->stream ? op->stream->bs : NULL;
+	float ms = 0;
+	uint32_t bits;
+	int rc;
+
+	switch (op->opcode) {
+	case VGPU_OP_NOP:
+		return CUDA_SUCCESS;
+	case VGPU_OP_GET_DEVICE_INFO:
+		memcpy(op->out, &w->info, sizeof(w->info));
+		r[0] = sizeof(w->info);
+		return CUDA_SUCCESS;
+
+	case VGPU_OP_MEM_ALLOC:
+		return exec_alloc(s, op->bytes, r);
+	case VGPU_OP_MEM_FREE:
+		return exec_free(s, op->ptr);
+	case VGPU_OP_MEM_GET_INFO:
+		pthread_rwlock_rdlock(&w->mem_lock);
+		r[0] = w->mem.quota - w->mem.mapped;
+		r[1] = w->mem.quota;
+		pthread_rwlock_unlock(&w->mem_lock);
+		return CUDA_SUCCESS;
+	case VGPU_OP_MEMCPY_HTOD:
+		if (!op->copy.bytes)
+			return CUDA_SUCCESS;
+		rc = ops->memcpy_htod(be, bs, op->copy.dev, op->copy.host,
+				      op->copy.bytes);
+		if (!rc)
+			count_bytes(s, op->copy.bytes);
+		return worker_check(w, rc, "memcpy_htod");
+	case VGPU_OP_MEMCPY_DTOH:
+		if (!op->copy.bytes)
+			return CUDA_SUCCESS;
+		rc = ops->memcpy_dtoh(be, bs, op->copy.host, op->copy.dev,
+				      op->copy.bytes);
+		if (!rc)
+			count_bytes(s, op->copy.bytes);
+		return worker_check(w, rc, "memcpy_dtoh");
+	case VGPU_OP_MEMCPY_DTOD:
+		if (!op->dtod.bytes)
+			return CUDA_SUCCESS;
+		rc = ops->memcpy_dtod(be, bs, op->dtod.dst, op->dtod.src,
+				      op->dtod.bytes);
+		if (!rc)
+			count_bytes(s, op->dtod.bytes);
+		return worker_check(w, rc, "memcpy_dtod");
+	case VGPU_OP_MEMSET:
+		if (!op->memset.count)
+			return CUDA_SUCCESS;
+		return worker_check(
+			w,
+			ops->memset(be, bs, op->memset.dst, op->memset.value,
+				    op->memset.elem, op->memset.count),
+			"memset");
+
+	case VGPU_OP_STAGE_WRITE:
+		return exec_stage(s, op);
+	case VGPU_OP_LIBRARY_LOAD:
+		return exec_library_load(s, op->bytes, r);
+	case VGPU_OP_LIBRARY_UNLOAD:
+		return exec_library_unload(s, op);
+	case VGPU_OP_LIBRARY_GET_KERNEL:
+		return exec_get_kernel(s, op, r);
+	case VGPU_OP_LAUNCH:
+		return exec_launch(s, op);
+
+	case VGPU_OP_STREAM_CREATE:
+		return exec_stream_create(s, r);
+	case VGPU_OP_STREAM_DESTROY:
+		handle_table_remove(&s->h.streams, op->handle);
+		stream_teardown(s, op->stream);
+		free(op->stream);
+		return CUDA_SUCCESS;
+	case VGPU_OP_STREAM_SYNC:
+		return worker_check(w, ops->stream_sync(be, bs), "stream_sync");
+	case VGPU_OP_STREAM_QUERY:
+		return worker_check(w, ops->stream_query(be, bs),
+				    "stream_query");
+	case VGPU_OP_CTX_SYNC:
+		return session_sync_all(s);
+
+	case VGPU_OP_EVENT_CREATE:
+		return exec_event_create(s, op->event_flags, r);
+	case VGPU_OP_EVENT_RECORD:
+		return worker_check(w, ops->event_record(be, op->event->be, bs),
+				    "event_record");
+	case VGPU_OP_EVENT_SYNC:
+		return worker_check(w, ops->event_sync(be, op->event->be),
+				    "event_sync");
+	case VGPU_OP_EVENT_QUERY:
+		return worker_check(w, ops->event_query(be, op->event->be),
+				    "event_query");
+	case VGPU_OP_EVENT_ELAPSED:
+		rc = ops->event_elapsed(be, op->elapsed.start->be,
+					op->elapsed.end->be, &ms);
+		if (rc)
+			return worker_check(w, rc, "event_elapsed");
+		memcpy(&bits, &ms, sizeof(bits));
+		r[0] = bits;
+		return CUDA_SUCCESS;
+	case VGPU_OP_EVENT_DESTROY:
+		handle_table_remove(&s->h.events, op->handle);
+		ops->event_destroy(be, op->event->be);
+		free(op->event);
+		return CUDA_SUCCESS;
+	case VGPU_OP_STREAM_WAIT_EVENT:
+		return worker_check(
+			w, ops->stream_wait_event(be, bs, op->event->be),
+			"stream_wait_event");
+	}
+	return CUDA_ERROR_NOT_SUPPORTED; /* worker_validate let none through */
+}
+
+void worker_exec(struct worker_session *s, const struct vgpu_sqe *sqe,
+		 struct vgpu_cqe *cqe)
+{
+	struct worker_op op;
+	const char *why = NULL;
+	uint64_t r[2] = {0, 0};
+	int rc;
+
+	rc = worker_validate(s, sqe, &op, &why);
+	if (rc) {
+		if (s->nlogged < WORKER_LOG_REJECTS) {
+			s->nlogged++;
+			worker_log(s->w,
+				   "client %u (pid %d): opcode %u tag %u "
+				   "rejected: %s (CUDA error %d)%s",
+				   s->owner, (int)s->pid, sqe->opcode, sqe->tag,
+				   why ? why : "?", rc,
+				   s->nlogged == WORKER_LOG_REJECTS
+					   ? "; not logging more"
+					   : "");
+		}
+	} else {
+		rc = worker_execute(s, &op, r);
+	}
+	cqe->tag = sqe->tag;
+	cqe->status = rc;
+	cqe->r[0] = r[0];
+	cqe->r[1] = r[1];
+	cqe->reserved = 0;
+}
+
+/* ---- session lifetime ------------------------------------------------ */
+
+int worker_session_init(struct worker_session *s, struct worker *w,
+			uint32_t owner, uint8_t *data, uint64_t data_size)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->w = w;
+	s->owner = owner;
+	s->data = data;
+	s->data_size = data_size;
+	worker_handles_init(&s->h);
+	s->param_buf = aligned_alloc(64, WORKER_PARAM_BUF_BYTES);
+	if (!s->param_buf)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = w->ops->stream_create(w->be, &s->default_stream.bs);
+	if (rc) {
+		free(s->param_buf);
+		s->param_buf = NULL;
+		return worker_check(w, rc, "stream_create");
+	}
+	if (worker_watchdog_queue_create(w, &s->default_stream.wd)) {
+		w->ops->stream_destroy(w->be, s->default_stream.bs);
+		free(s->param_buf);
+		s->param_buf = NULL;
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	s->default_stream_ok = 1;
+	return CUDA_SUCCESS;
+}
+
+void worker_session_fini(struct worker_session *s)
+{
+	struct worker *w = s->w;
+	struct worker_stream *st;
+	struct worker_event *ev;
+	struct worker_library *lib;
+	struct worker_kernel *k;
+	uint32_t pos, h;
+	int rc;
+
+	/* streams first: nothing of this client may still run */
+	pos = 0;
+	while ((st = handle_table_next(&s->h.streams, &pos, &h))) {
+		handle_table_remove(&s->h.streams, h);
+		stream_teardown(s, st);
+		free(st);
+	}
+	if (s->default_stream_ok) {
+		stream_teardown(s, &s->default_stream);
+		s->default_stream_ok = 0;
+	}
+	pos = 0;
+	while ((ev = handle_table_next(&s->h.events, &pos, &h))) {
+		handle_table_remove(&s->h.events, h);
+		w->ops->event_destroy(w->be, ev->be);
+		free(ev);
+	}
+	pos = 0;
+	while ((k = handle_table_next(&s->h.kernels, &pos, &h))) {
+		handle_table_remove(&s->h.kernels, h);
+		free(k);
+	}
+	pos = 0;
+	while ((lib = handle_table_next(&s->h.libraries, &pos, &h))) {
+		handle_table_remove(&s->h.libraries, h);
+		w->ops->library_unload(w->be, lib->bl);
+		free(lib);
+	}
+
+	pthread_rwlock_wrlock(&w->mem_lock);
+	rc = suballoc_free_owner(&w->mem, s->owner);
+	pthread_rwlock_unlock(&w->mem_lock);
+	if (rc < 0)
+		worker_log(w, "client %u: freeing its memory: error %d",
+			   s->owner, rc);
+	else
+		worker_check(w, rc, "mem_unmap");
+
+	stage_free(s);
+	free(s->param_buf);
+	s->param_buf = NULL;
+	worker_handles_fini(&s->h);
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-client handle tables of vgpu-worker: the small numbers a client uses
+ * for its streams, events, libraries and kernels.
+ *
+ * A handle is (generation << 16) | (slot + 1): never 0 (0 is the default
+ * stream, or "none"), and a slot's generation moves on each time the slot
+ * is freed, so a stale handle does not find the slot's next object. Freed
+ * slots queue up (FIFO) and the table grows rather than reuse one of its
+ * last few free slots, so a number comes back only after many others.
+ * Each client has its own tables: another client's handle is just a number
+ * that names nothing (or something of this client's, never anything else).
+ */
+#ifndef VGPU_WORKER_HANDLES_H
+#define VGPU_WORKER_HANDLES_H
+
+#include <stdint.h>
+
+#include <vgpu/protocol.h>
+
+#define HANDLE_MAX_SLOTS 65535u /* live objects per table, at most */
+
+/*
+ * Per-client limits below HANDLE_MAX_SLOTS where an object costs the host
+ * more than memory (a stream is a thread in the simulator, a CUDA stream
+ * in the driver): a client must not exhaust the worker.
+ */
+#define WORKER_MAX_STREAMS   256u
+#define WORKER_MAX_LIBRARIES 1024u
+
+struct handle_slot {
+	void *obj;	    /* NULL when free */
+	uint32_t gen;	    /* 1..0xffff */
+	uint32_t next_free; /* slot index + 1 of the next free slot, 0 = end */
+};
+
+struct handle_table {
+	struct handle_slot *slots;
+	uint32_t cap, live, max;
+	uint32_t free_head, free_tail, nfree; /* FIFO of free slots (+1) */
+};
+
+/* Empty table; grows on demand up to max (<= HANDLE_MAX_SLOTS) live. */
+void handle_table_init(struct handle_table *t, uint32_t max);
+void handle_table_fini(struct handle_table *t); /* objects are the caller's */
+
+/* Store obj (non-NULL) under a new handle. 0, -ENOSPC or -ENOMEM. */
+int handle_table_add(struct handle_table *t, void *obj, uint32_t *handle);
+
+/* The object of a live handle, or NULL (0, stale, out of range). */
+void *handle_table_get(const struct handle_table *t, uint32_t handle);
+
+/* Remove a live handle and return its object, or NULL. */
+void *handle_table_remove(struct handle_table *t, uint32_t handle);
+
+/*
+ * Iterate: start with *pos = 0; returns the next live object and its
+ * handle, or NULL at the end. Removing the returned handle is allowed.
+ */
+void *handle_table_next(const struct handle_table *t, uint32_t *pos,
+			uint32_t *handle);
+
+/* ---- what the handles name ------------------------------------------ */
+
+struct backend_stream;
+struct backend_event;
+struct backend_library;
+struct backend_kernel;
+struct worker_wd_queue;
+
+struct worker_stream {
+	struct backend_stream *bs;
+	struct worker_wd_queue *wd; /* in-flight launches; NULL: no watchdog */
+};
+
+struct worker_event {
+	struct backend_event *be;
+};
+
+struct worker_library {
+	struct backend_library *bl;
+};
+
+struct worker_kernel {
+	struct backend_kernel *bk;
+	uint32_t library; /* handle of the library it belongs to */
+	struct vgpu_kernel_info info;
+	/* params[i] -> parameter i inside the client's private parameter
+	 * buffer: a launch copies the buffer and passes this array */
+	void *params[VGPU_MAX_PARAMS];
+};
+
+/* One client's tables. */
+struct worker_handles {
+	struct handle_table streams, events, libraries, kernels;
+};
+
+void worker_handles_init(struct worker_handles *h);
+void worker_handles_fini(struct worker_handles *h);
+
+#endif /* VGPU_WORKER_HANDLES_H */

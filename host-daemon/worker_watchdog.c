@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel time limit (cfg.kernel_time_limit_ms).
+ *
+ * After each launch the client thread records a timing-disabled event on
+ * the stream and pushes {event, submit time} on that stream's queue: a
+ * fixed ring whose slots own their events (created on first use, then
+ * recycled), so a launch costs one event record and no allocation.
+ *
+ * The watchdog thread polls every queue (every limit/10, at most 20 ms):
+ * heads whose event has completed are popped, and the time that was seen
+ * starts the clock of the next head (a kernel cannot start before its
+ * predecessor on the stream is done); a head still running longer than
+ * the limit since its clock started is a fault. So is a sticky error from
+ * event_query. Both end the process (w->fault).
+ *
+ * A queue has one producer (its client thread, which alone writes tail)
+ * and pops under pop_lock: by the watchdog, or by the producer itself when
+ * the ring is full, so a client that launches faster than the watchdog
+ * polls is not held back; only a GPU that really is SLOTS launches behind
+ * makes the client wait.
+ */
+#include <cuda.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "worker.h"
+
+#define WD_SLOTS	 128u /* in-flight launches tracked per stream */
+#define WD_MAX_PERIOD_MS 20u
+#define WD_FULL_WAIT_NS	 20000L
+
+struct wd_slot {
+	struct backend_event *ev;
+	uint64_t submit_ns;
+};
+
+struct worker_wd_queue {
+	struct worker_wd_queue *prev, *next; /* registry, under wd->lock */
+	uint32_t tail;	   /* producer only; published with release */
+	uint32_t head;	   /* under pop_lock; published with release */
+	uint64_t clock_ns; /* when the head's predecessor was seen done */
+	pthread_mutex_t pop_lock;
+	struct wd_slot slots[WD_SLOTS];
+};
+
+struct worker_watchdog {
+	struct worker *w;
+	uint64_t limit_ns;
+	uint32_t period_ms;
+	pthread_t thread;
+	pthread_mutex_t lock; /* the registry and stop */
+	pthread_cond_t cond;
+	struct worker_wd_queue *queues;
+	int stop;
+};
+
+/*
+ * Pop the completed heads of q and check the running one against the
+ * limit. Called with q->pop_lock held. Returns nonzero after a fault (in
+ * tests, where the fault handler returns).
+ */
+static int wd_poll_queue(struct worker *w, struct worker_wd_queue *q)
+{
+	struct worker_watchdog *wd = w->wd;
+	uint32_t head = q->head, tail = ring_load_acquire(&q->tail);
+	uint64_t now = worker_now_ns(), start;
+	char msg[VGPU_MESSAGE_MAX];
+	struct wd_slot *s;
+	int rc;
+
+	while (head != tail) {
+		s = &q->slots[head % WD_SLOTS];
+		rc = w->ops->event_query(w->be, s->ev);
+		if (rc == CUDA_SUCCESS) {
+			head++;
+			ring_store_release(&q->head, head);
+			q->clock_ns = now;
+			continue;
+		}
+		if (rc == CUDA_ERROR_NOT_READY) {
+			start = q->clock_ns > s->submit_ns ? q->clock_ns
+							   : s->submit_ns;
+			if (now > start && now - start > wd->limit_ns) {
+				snprintf(msg, sizeof(msg),
+					 "kernel ran longer than the %u ms "
+					 "limit",
+					 w->cfg.kernel_time_limit_ms);
+				w->fault(w, VGPU_FAULT_WATCHDOG,
+					 CUDA_ERROR_LAUNCH_TIMEOUT, msg);
+				return 1;
+			}
+			return 0;
+		}
+		if (worker_error_is_fatal(rc)) {
+			worker_check(w, rc, "event_query (watchdog)");
+			return 1;
+		}
+		/* any other error: stop tracking that launch */
+		head++;
+		ring_store_release(&q->head, head);
+		q->clock_ns = now;
+	}
+	return 0;
+}
+
+static void *wd_thread(void *arg)
+{
+	struct worker *w = arg;
+	struct worker_watchdog *wd = w->wd;
+	struct worker_wd_queue *q;
+	struct timespec ts;
+	int rc;
+
+	rc = w->ops->thread_attach(w->be);
+	if (rc) {
+		worker_check(w, rc, "thread_attach (watchdog)");
+		worker_log(w,
+			   "watchdog: thread_attach failed (%d); the "
+			   "kernel time limit is not enforced",
+			   rc);
+		return NULL;
+	}
+	pthread_mutex_lock(&wd->lock);
+	while (!wd->stop) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += (long)wd->period_ms * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&wd->cond, &wd->lock, &ts);
+		for (q = wd->queues; q && !wd->stop; q = q->next) {
+			pthread_mutex_lock(&q->pop_lock);
+			wd_poll_queue(w, q);
+			pthread_mutex_unlock(&q->pop_lock);
+		}
+	}
+	pthread_mutex_unlock(&wd->lock);
+	return NULL;
+}
+
+int worker_watchdog_start(struct worker *w)
+{
+	struct worker_watchdog *wd;
+	pthread_condattr_t ca;
+	uint32_t limit = w->cfg.kernel_time_limit_ms;
+	int rc;
+
+	w->wd = NULL;
+	if (!limit)
+		return 0;
+	wd = calloc(1, sizeof(*wd));
+	if (!wd)
+		return -ENOMEM;
+	wd->w = w;
+	wd->limit_ns = (uint64_t)limit * 1000000ull;
+	wd->period_ms = limit / 10;
+	if (wd->period_ms > WD_MAX_PERIOD_MS)
+		wd->period_ms = WD_MAX_PERIOD_MS;
+	if (!wd->period_ms)
+		wd->period_ms = 1;
+	pthread_mutex_init(&wd->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&wd->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	w->wd = wd;
+	rc = pthread_create(&wd->thread, NULL, wd_thread, w);
+	if (rc) {
+		w->wd = NULL;
+		pthread_cond_destroy(&wd->cond);
+		pthread_mutex_destroy(&wd->lock);
+		free(wd);
+		return -rc;
+	}
+	return 0;
+}
+
+/* Every queue must be destroyed before the watchdog stops. */
+void worker_watchdog_stop(struct worker *w)
+{
+	struct worker_watchdog *wd = w->wd;
+
+	if (!wd)
+		return;
+	pthread_mutex_lock(&wd->lock);
+	wd->stop = 1;
+	pthread_cond_signal(&wd->cond);
+	pthread_mutex_unlock(&wd->lock);
+	pthread_join(wd->thread, NULL);
+	pthread_cond_destroy(&wd->cond);
+	pthread_mutex_destroy(&wd->lock);
+	free(wd);
+	w->wd = NULL;
+}
+
+int worker_watchdog_queue_create(struct worker *w, struct worker_wd_queue **out)
+{
+	struct worker_watchdog *wd = w->wd;
+	struct worker_wd_queue *q;
+
+	*out = NULL;
+	if (!wd)
+		return 0;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	pthread_mutex_init(&q->pop_lock, NULL);
+	pthread_mutex_lock(&wd->lock);
+	q->next = wd->queues;
+	if (wd->queues)
+		wd->queues->prev = q;
+	wd->queues = q;
+	pthread_mutex_unlock(&wd->lock);
+	*out = q;
+	return 0;
+}
+
+void worker_watchdog_queue_destroy(struct worker *w, struct worker_wd_queue *q)
+{
+	struct worker_watchdog *wd = w->wd;
+	uint32_t i;
+
+	if (!q || !wd)
+		return;
+	pthread_mutex_lock(&wd->lock);
+	if (q->prev)
+		q->prev->next = q->next;
+	else
+		wd->queues = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	pthread_mutex_unlock(&wd->lock);
+	for (i = 0; i < WD_SLOTS; i++)
+		if (q->slots[i].ev)
+			w->ops->event_destroy(w->be, q->slots[i].ev);
+	pthread_mutex_destroy(&q->pop_lock);
+	free(q);
+}
+
+int worker_watchdog_track(struct worker *w, struct worker_wd_queue *q,
+			  struct backend_stream *bs)
+{
+	const struct timespec pause = {0, WD_FULL_WAIT_NS};
+	uint32_t tail = q->tail;
+	struct wd_slot *s;
+	int rc;
+
+	while (tail - ring_load_acquire(&q->head) >= WD_SLOTS) {
+		pthread_mutex_lock(&q->pop_lock);
+		rc = wd_poll_queue(w, q);
+		pthread_mutex_unlock(&q->pop_lock);
+		if (rc)
+			return CUDA_ERROR_LAUNCH_TIMEOUT;
+		if (tail - ring_load_acquire(&q->head) < WD_SLOTS)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	s = &q->slots[tail % WD_SLOTS];
+	if (!s->ev) {
+		rc = w->ops->event_create(w->be, CU_EVENT_DISABLE_TIMING,
+					  &s->ev);
+		if (rc) {
+			s->ev = NULL;
+			return worker_check(w, rc, "event_create (watchdog)");
+		}
+	}
+	rc = w->ops->event_record(w->be, s->ev, bs);
+	if (rc)
+		return worker_check(w, rc, "event_record (watchdog)");
+	s->submit_ns = worker_now_ns();
+	ring_store_release(&q->tail, tail + 1);
+	return CUDA_SUCCESS;
+}

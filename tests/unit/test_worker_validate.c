@@ -1,0 +1,1196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of vgpu-worker's descriptor edge (host-daemon/worker_exec.c):
+ * crafted descriptors go through worker_exec() against a stub backend that
+ * records what reaches it. A rejected descriptor must get the right
+ * CUresult and must not reach the backend; an accepted one must reach it
+ * with exactly the checked values. Also: handles, per-client ownership,
+ * clean-up, sticky-error faults and the kernel watchdog.
+ */
+#include <cuda.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "worker.h"
+
+#define MiB	  (1ull << 20)
+#define TiB	  (1ull << 40)
+#define BASE	  0x500000000000ull
+#define QUOTA	  (64 * MiB)
+#define DATA_SIZE (64u << 10)
+
+/* ---- stub backend ----------------------------------------------------- */
+
+struct backend {
+	int unused;
+};
+struct backend_stream {
+	int unused;
+};
+struct backend_event {
+	uint32_t flags;
+};
+struct backend_library {
+	int unused;
+};
+struct backend_kernel {
+	const char *name;
+};
+
+static struct backend_kernel k_saxpy = {"saxpy"}, k_noargs = {"noargs"};
+
+static struct {
+	int htod, dtoh, dtod, memsets, launches, syncs, maps, unmaps;
+	uint64_t dev, src;
+	const void *host;
+	size_t n;
+	uint32_t value, elem;
+	uint32_t grid[3], block[3], shared;
+	void **params;
+	float p_a;
+	uint64_t p_x;
+	int32_t p_n;
+	int streams, events, libraries; /* live objects */
+	int copy_rc;
+	int event_query_rc;
+	int faults;
+	uint32_t fault_kind;
+	int32_t fault_status;
+} st;
+
+static int stub_attach(struct backend *b)
+{
+	return 0;
+}
+
+static uint64_t stub_granularity(struct backend *b)
+{
+	return 2 * MiB;
+}
+
+static int stub_map(struct backend *b, uint64_t va, uint64_t size)
+{
+	st.maps++;
+	return 0;
+}
+
+static int stub_unmap(struct backend *b, uint64_t va, uint64_t size)
+{
+	st.unmaps++;
+	return 0;
+}
+
+static int stub_htod(struct backend *b, struct backend_stream *s, uint64_t dst,
+		     const void *src, size_t n)
+{
+	st.htod++;
+	st.dev = dst;
+	st.host = src;
+	st.n = n;
+	return st.copy_rc;
+}
+
+static int stub_dtoh(struct backend *b, struct backend_stream *s, void *dst,
+		     uint64_t src, size_t n)
+{
+	st.dtoh++;
+	st.dev = src;
+	st.host = dst;
+	st.n = n;
+	return st.copy_rc;
+}
+
+static int stub_dtod(struct backend *b, struct backend_stream *s, uint64_t dst,
+		     uint64_t src, size_t n)
+{
+	st.dtod++;
+	st.dev = dst;
+	st.src = src;
+	st.n = n;
+	return st.copy_rc;
+}
+
+static int stub_memset(struct backend *b, struct backend_stream *s,
+		       uint64_t dst, uint32_t value, uint32_t elem,
+		       size_t count)
+{
+	st.memsets++;
+	st.dev = dst;
+	st.value = value;
+	st.elem = elem;
+	st.n = count;
+	return 0;
+}
+
+static int stub_library_load(struct backend *b, const void *image, size_t len,
+			     struct backend_library **out)
+{
+	if (len >= 3 && !memcmp(image, "BAD", 3))
+		return CUDA_ERROR_INVALID_IMAGE;
+	*out = calloc(1, sizeof(**out));
+	st.libraries++;
+	return 0;
+}
+
+static void stub_library_unload(struct backend *b, struct backend_library *l)
+{
+	free(l);
+	st.libraries--;
+}
+
+static int stub_get_kernel(struct backend *b, struct backend_library *l,
+			   const char *name, struct backend_kernel **out,
+			   struct vgpu_kernel_info *info)
+{
+	if (!strcmp(name, "saxpy")) {
+		/* (float a, float *x, int n) */
+		info->nparams = 3;
+		info->params[0] = (struct vgpu_param){0, 4};
+		info->params[1] = (struct vgpu_param){8, 8};
+		info->params[2] = (struct vgpu_param){16, 4};
+		info->param_bytes = 20;
+		*out = &k_saxpy;
+		return 0;
+	}
+	if (!strcmp(name, "noargs")) {
+		info->nparams = 0;
+		info->param_bytes = 0;
+		*out = &k_noargs;
+		return 0;
+	}
+	return CUDA_ERROR_NOT_FOUND;
+}
+
+static int stub_launch(struct backend *b, struct backend_kernel *k,
+		       const uint32_t grid[3], const uint32_t block[3],
+		       uint32_t shared, struct backend_stream *s, void **params)
+{
+	st.launches++;
+	memcpy(st.grid, grid, sizeof(st.grid));
+	memcpy(st.block, block, sizeof(st.block));
+	st.shared = shared;
+	st.params = params;
+	if (k == &k_saxpy) {
+		memcpy(&st.p_a, params[0], 4);
+		memcpy(&st.p_x, params[1], 8);
+		memcpy(&st.p_n, params[2], 4);
+	}
+	return 0;
+}
+
+static int stub_stream_create(struct backend *b, struct backend_stream **out)
+{
+	*out = calloc(1, sizeof(**out));
+	st.streams++;
+	return 0;
+}
+
+static void stub_stream_destroy(struct backend *b, struct backend_stream *s)
+{
+	free(s);
+	st.streams--;
+}
+
+static int stub_stream_sync(struct backend *b, struct backend_stream *s)
+{
+	st.syncs++;
+	return 0;
+}
+
+static int stub_ok_stream(struct backend *b, struct backend_stream *s)
+{
+	return 0;
+}
+
+static int stub_wait_event(struct backend *b, struct backend_stream *s,
+			   struct backend_event *e)
+{
+	return 0;
+}
+
+static int stub_event_create(struct backend *b, uint32_t flags,
+			     struct backend_event **out)
+{
+	*out = calloc(1, sizeof(**out));
+	(*out)->flags = flags;
+	__atomic_add_fetch(&st.events, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+static void stub_event_destroy(struct backend *b, struct backend_event *e)
+{
+	free(e);
+	__atomic_sub_fetch(&st.events, 1, __ATOMIC_SEQ_CST);
+}
+
+static int stub_event_record(struct backend *b, struct backend_event *e,
+			     struct backend_stream *s)
+{
+	return 0;
+}
+
+static int stub_event_sync(struct backend *b, struct backend_event *e)
+{
+	return 0;
+}
+
+static int stub_event_query(struct backend *b, struct backend_event *e)
+{
+	return __atomic_load_n(&st.event_query_rc, __ATOMIC_SEQ_CST);
+}
+
+static int stub_event_elapsed(struct backend *b, struct backend_event *start,
+			      struct backend_event *end, float *ms)
+{
+	*ms = 1.5f;
+	return 0;
+}
+
+static const struct backend_ops stub_ops = {
+	.name = "stub",
+	.kind = VGPU_BACKEND_SIM,
+	.thread_attach = stub_attach,
+	.granularity = stub_granularity,
+	.mem_map = stub_map,
+	.mem_unmap = stub_unmap,
+	.memcpy_htod = stub_htod,
+	.memcpy_dtoh = stub_dtoh,
+	.memcpy_dtod = stub_dtod,
+	.memset = stub_memset,
+	.library_load = stub_library_load,
+	.library_unload = stub_library_unload,
+	.library_get_kernel = stub_get_kernel,
+	.launch = stub_launch,
+	.stream_create = stub_stream_create,
+	.stream_destroy = stub_stream_destroy,
+	.stream_sync = stub_stream_sync,
+	.stream_query = stub_ok_stream,
+	.stream_wait_event = stub_wait_event,
+	.event_create = stub_event_create,
+	.event_destroy = stub_event_destroy,
+	.event_record = stub_event_record,
+	.event_sync = stub_event_sync,
+	.event_query = stub_event_query,
+	.event_elapsed = stub_event_elapsed,
+};
+
+static struct backend the_backend;
+
+static void record_fault(struct worker *w, uint32_t kind, int32_t status,
+			 const char *msg)
+{
+	__atomic_store_n(&st.fault_kind, kind, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&st.fault_status, status, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&st.faults, 1, __ATOMIC_SEQ_CST);
+}
+
+/* ---- fixture ---------------------------------------------------------- */
+
+struct fx {
+	struct worker w;
+	struct worker_session s;
+	uint8_t data[DATA_SIZE];
+};
+
+static struct fx *fx_new(uint32_t time_limit_ms)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	memset(&st, 0, sizeof(st));
+	f->w.ops = &stub_ops;
+	f->w.be = &the_backend;
+	f->w.fault = record_fault;
+	f->w.ctl_fd = -1;
+	snprintf(f->w.cfg.name, sizeof(f->w.cfg.name), "test");
+	f->w.cfg.kernel_time_limit_ms = time_limit_ms;
+	snprintf(f->w.info.name, sizeof(f->w.info.name), "stub device");
+	f->w.info.sm_count = 8;
+	pthread_rwlock_init(&f->w.mem_lock, NULL);
+	pthread_mutex_init(&f->w.clients_lock, NULL);
+	assert_int_equal(suballoc_init(&f->w.mem, BASE, TiB, 2 * MiB, QUOTA, 0,
+				       worker_mem_map, worker_mem_unmap, &f->w),
+			 0);
+	assert_int_equal(worker_watchdog_start(&f->w), 0);
+	assert_int_equal(
+		worker_session_init(&f->s, &f->w, 1, f->data, DATA_SIZE),
+		CUDA_SUCCESS);
+	return f;
+}
+
+static void fx_free(struct fx *f)
+{
+	worker_session_fini(&f->s);
+	worker_watchdog_stop(&f->w);
+	/* nothing of the client is left anywhere */
+	assert_int_equal(f->w.mem.nallocs, 0);
+	assert_int_equal(f->w.mem.mapped, 0);
+	assert_int_equal(st.maps, st.unmaps);
+	assert_int_equal(st.streams, 0);
+	assert_int_equal(st.events, 0);
+	assert_int_equal(st.libraries, 0);
+	suballoc_destroy(&f->w.mem);
+	pthread_rwlock_destroy(&f->w.mem_lock);
+	pthread_mutex_destroy(&f->w.clients_lock);
+	free(f);
+}
+
+static struct vgpu_sqe sqe(uint16_t opcode)
+{
+	struct vgpu_sqe q;
+
+	memset(&q, 0, sizeof(q));
+	q.opcode = opcode;
+	q.tag = 0x5151;
+	return q;
+}
+
+/* Run one descriptor; returns the completion status, r[] in *r. */
+static int run(struct worker_session *s, struct vgpu_sqe q, uint64_t *r)
+{
+	struct vgpu_cqe c;
+
+	memset(&c, 0xee, sizeof(c));
+	worker_exec(s, &q, &c);
+	assert_int_equal(c.tag, q.tag);
+	assert_int_equal(c.reserved, 0);
+	if (r) {
+		r[0] = c.r[0];
+		r[1] = c.r[1];
+	}
+	return c.status;
+}
+
+static uint64_t alloc(struct worker_session *s, uint64_t bytes)
+{
+	struct vgpu_sqe q = sqe(VGPU_OP_MEM_ALLOC);
+	uint64_t r[2];
+
+	q.a[0] = bytes;
+	assert_int_equal(run(s, q, r), CUDA_SUCCESS);
+	return r[0];
+}
+
+static uint32_t create(struct worker_session *s, uint16_t opcode)
+{
+	uint64_t r[2];
+
+	assert_int_equal(run(s, sqe(opcode), r), CUDA_SUCCESS);
+	assert_true(r[0] && r[0] <= UINT32_MAX);
+	return (uint32_t)r[0];
+}
+
+/* Stage an image, load it, return the library handle. */
+static uint32_t load_library(struct fx *f, const char *image)
+{
+	struct vgpu_sqe q = sqe(VGPU_OP_STAGE_WRITE);
+	size_t n = strlen(image) + 1;
+	uint64_t r[2];
+
+	memcpy(f->data + 4096, image, n);
+	q.a[0] = 0;
+	q.a[1] = 4096;
+	q.a[2] = n;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q = sqe(VGPU_OP_LIBRARY_LOAD);
+	q.a[0] = n;
+	assert_int_equal(run(&f->s, q, r), CUDA_SUCCESS);
+	return (uint32_t)r[0];
+}
+
+static struct vgpu_sqe get_kernel_sqe(struct fx *f, uint32_t lib,
+				      const char *name)
+{
+	struct vgpu_sqe q = sqe(VGPU_OP_LIBRARY_GET_KERNEL);
+
+	strcpy((char *)f->data + 8192, name);
+	q.handle = lib;
+	q.a[0] = 8192;
+	q.a[1] = strlen(name) + 1;
+	q.a[2] = 16384;
+	q.a[3] = sizeof(struct vgpu_kernel_info);
+	return q;
+}
+
+static uint32_t get_kernel(struct fx *f, uint32_t lib, const char *name)
+{
+	uint64_t r[2];
+
+	assert_int_equal(run(&f->s, get_kernel_sqe(f, lib, name), r),
+			 CUDA_SUCCESS);
+	return (uint32_t)r[0];
+}
+
+static struct vgpu_sqe launch_sqe(uint32_t kernel, uint32_t gx, uint32_t gy,
+				  uint32_t gz, uint32_t bx, uint32_t by,
+				  uint32_t bz)
+{
+	struct vgpu_sqe q = sqe(VGPU_OP_LAUNCH);
+
+	q.handle = kernel;
+	q.a[0] = gx | (uint64_t)gy << 32;
+	q.a[1] = gz | (uint64_t)bx << 32;
+	q.a[2] = by | (uint64_t)bz << 32;
+	return q;
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+static void exec_completes_a_nop_with_its_tag(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct vgpu_sqe q = sqe(VGPU_OP_NOP);
+
+	q.tag = 0xabcdef;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	fx_free(f);
+}
+
+static void exec_rejects_unknown_opcodes(void **state)
+{
+	struct fx *f = fx_new(0);
+
+	assert_int_equal(run(&f->s, sqe(2), NULL), CUDA_ERROR_NOT_SUPPORTED);
+	assert_int_equal(run(&f->s, sqe(VGPU_OP_COUNT_), NULL),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	assert_int_equal(run(&f->s, sqe(0xffff), NULL),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	fx_free(f);
+}
+
+static void exec_rejects_nonzero_flags(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct vgpu_sqe q = sqe(VGPU_OP_NOP);
+
+	q.flags = 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = sqe(VGPU_OP_MEM_ALLOC);
+	q.a[0] = 256;
+	q.flags = 0x8000;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(f->w.mem.nallocs, 0);
+	fx_free(f);
+}
+
+static void copy_rejects_data_ranges_outside_the_data_area(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint64_t p = alloc(&f->s, 1 * MiB);
+	struct vgpu_sqe q = sqe(VGPU_OP_MEMCPY_HTOD);
+
+	q.a[0] = p;
+	q.a[1] = DATA_SIZE;
+	q.a[2] = 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[1] = DATA_SIZE - 10;
+	q.a[2] = 11;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[1] = 8; /* 8 + (2^64 - 5) wraps to 3 */
+	q.a[2] = UINT64_MAX - 4;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.opcode = VGPU_OP_MEMCPY_DTOH;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[1] = UINT64_MAX;
+	q.a[2] = 2;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(st.htod + st.dtoh, 0);
+
+	/* the last bytes of the data area are fine */
+	q.opcode = VGPU_OP_MEMCPY_HTOD;
+	q.a[1] = DATA_SIZE - 16;
+	q.a[2] = 16;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.htod, 1);
+	assert_ptr_equal(st.host, f->data + DATA_SIZE - 16);
+	assert_int_equal(st.dev, p);
+	assert_int_equal(st.n, 16);
+	assert_int_equal(f->s.bytes_copied, 16);
+	fx_free(f);
+}
+
+static void copy_rejects_device_ranges_outside_one_allocation(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint64_t p = alloc(&f->s, 1024), p2 = alloc(&f->s, 1024);
+	struct vgpu_sqe q = sqe(VGPU_OP_MEMCPY_HTOD);
+
+	assert_int_equal(p2, p + 1024);
+	q.a[1] = 0;
+	q.a[0] = p + 1000; /* runs into the next allocation */
+	q.a[2] = 100;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = p - 1;
+	q.a[2] = 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = BASE + TiB / 2; /* in the window, never allocated */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = 0x1000; /* outside the window */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.opcode = VGPU_OP_MEMCPY_DTOD;
+	q.a[0] = p;
+	q.a[1] = p2 + 512;
+	q.a[2] = 1024;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = p2 + 1;
+	q.a[1] = p;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(st.htod + st.dtod, 0);
+
+	q.a[0] = p2;
+	q.a[1] = p;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.dtod, 1);
+	assert_int_equal(st.dev, p2);
+	assert_int_equal(st.src, p);
+	assert_int_equal(st.n, 1024);
+	q.opcode = VGPU_OP_MEMCPY_HTOD;
+	q.a[0] = p + 1024 - 16;
+	q.a[1] = 0;
+	q.a[2] = 16;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	fx_free(f);
+}
+
+static void copy_of_zero_bytes_does_not_reach_the_backend(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct vgpu_sqe q = sqe(VGPU_OP_MEMCPY_DTOH);
+
+	q.a[0] = 0xdead;
+	q.a[1] = 0;
+	q.a[2] = 0;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.dtoh, 0);
+	fx_free(f);
+}
+
+static void exec_refuses_another_clients_memory(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct worker_session *s2 = calloc(1, sizeof(*s2));
+	static uint8_t data2[DATA_SIZE];
+	struct vgpu_sqe q;
+	uint64_t theirs, mine;
+
+	assert_int_equal(worker_session_init(s2, &f->w, 2, data2, DATA_SIZE),
+			 0);
+	theirs = alloc(s2, 4096);
+	mine = alloc(&f->s, 4096);
+
+	q = sqe(VGPU_OP_MEMCPY_HTOD);
+	q.a[0] = theirs;
+	q.a[2] = 16;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = sqe(VGPU_OP_MEMCPY_DTOD);
+	q.a[0] = mine;
+	q.a[1] = theirs;
+	q.a[2] = 16;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = sqe(VGPU_OP_MEMSET);
+	q.a[0] = theirs;
+	q.a[2] = 16;
+	q.a[3] = 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = sqe(VGPU_OP_MEM_FREE);
+	q.a[0] = theirs;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(st.htod + st.dtod + st.memsets, 0);
+
+	/* the owner still has it; when client 1 ends, client 2 keeps it */
+	q = sqe(VGPU_OP_MEMCPY_DTOH);
+	q.a[0] = theirs;
+	q.a[2] = 16;
+	assert_int_equal(run(s2, q, NULL), CUDA_SUCCESS);
+	worker_session_fini(&f->s);
+	assert_int_equal(f->w.mem.nallocs, 1);
+	assert_int_equal(run(s2, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(
+		worker_session_init(&f->s, &f->w, 1, f->data, DATA_SIZE), 0);
+	worker_session_fini(s2);
+	free(s2);
+	fx_free(f);
+}
+
+static void exec_rejects_unknown_and_stale_handles(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct vgpu_sqe q;
+	uint32_t h, h2, ev;
+
+	q = sqe(VGPU_OP_STREAM_SYNC);
+	q.stream = 12345;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+
+	h = create(&f->s, VGPU_OP_STREAM_CREATE);
+	q.stream = h;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q.opcode = VGPU_OP_STREAM_DESTROY;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	q.opcode = VGPU_OP_STREAM_SYNC;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	h2 = create(&f->s, VGPU_OP_STREAM_CREATE);
+	assert_int_not_equal(h2, h);
+	q.stream = h2 ^ 0x10000; /* right slot, wrong generation */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+
+	q = sqe(VGPU_OP_STREAM_DESTROY); /* the default stream */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+
+	q = sqe(VGPU_OP_EVENT_QUERY);
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	ev = create(&f->s, VGPU_OP_EVENT_CREATE);
+	q.handle = ev;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q.opcode = VGPU_OP_EVENT_DESTROY;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q.opcode = VGPU_OP_EVENT_RECORD;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	q = sqe(VGPU_OP_STREAM_WAIT_EVENT);
+	q.handle = ev;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+
+	q = launch_sqe(0, 1, 1, 1, 1, 1, 1);
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	q = sqe(VGPU_OP_LIBRARY_UNLOAD);
+	q.handle = 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	fx_free(f);
+}
+
+static void handles_are_not_reused_quickly(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t seen[200];
+	struct vgpu_sqe q = sqe(VGPU_OP_EVENT_DESTROY);
+	int i, j;
+
+	for (i = 0; i < 200; i++) {
+		seen[i] = create(&f->s, VGPU_OP_EVENT_CREATE);
+		for (j = 0; j < i; j++)
+			assert_int_not_equal(seen[i], seen[j]);
+		q.handle = seen[i];
+		assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	}
+	fx_free(f);
+}
+
+static void stream_create_stops_at_the_per_client_limit(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t i;
+
+	for (i = 0; i < WORKER_MAX_STREAMS; i++)
+		create(&f->s, VGPU_OP_STREAM_CREATE);
+	assert_int_equal(run(&f->s, sqe(VGPU_OP_STREAM_CREATE), NULL),
+			 CUDA_ERROR_OUT_OF_MEMORY);
+	assert_int_equal(st.streams, WORKER_MAX_STREAMS + 1);
+	fx_free(f);
+}
+
+static void stream_ops_take_the_stream_from_either_field(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t h = create(&f->s, VGPU_OP_STREAM_CREATE);
+	uint32_t h2 = create(&f->s, VGPU_OP_STREAM_CREATE);
+	struct vgpu_sqe q = sqe(VGPU_OP_STREAM_QUERY);
+
+	q.handle = h;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q.handle = 0;
+	q.stream = h;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q.handle = h2;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.stream = 0;
+	q.handle = 0; /* the default stream */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q.opcode = VGPU_OP_STREAM_DESTROY;
+	q.handle = h;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	fx_free(f);
+}
+
+static void launch_rejects_bad_dimensions(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+	static const uint32_t bad[][6] = {
+		{0, 1, 1, 1, 1, 1},	      {1, 0, 1, 1, 1, 1},
+		{1, 1, 0, 1, 1, 1},	      {1, 1, 1, 0, 1, 1},
+		{1, 1, 1, 1, 0, 1},	      {1, 1, 1, 1, 1, 0},
+		{0x80000000u, 1, 1, 1, 1, 1}, {1, 65536, 1, 1, 1, 1},
+		{1, 1, 65536, 1, 1, 1},	      {1, 1, 1, 1025, 1, 1},
+		{1, 1, 1, 1, 1025, 1},	      {1, 1, 1, 1, 1, 65},
+		{1, 1, 1, 32, 32, 2},	      {1, 1, 1, 0xffffffffu, 1, 1},
+	};
+	struct vgpu_sqe q;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		q = launch_sqe(k, bad[i][0], bad[i][1], bad[i][2], bad[i][3],
+			       bad[i][4], bad[i][5]);
+		assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	}
+	q = launch_sqe(k, 1, 1, 1, 1, 1, 1);
+	q.a[3] = 1u << 20; /* shared memory */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.stream = 77;
+	q.a[3] = 0;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	assert_int_equal(st.launches, 0);
+
+	q = launch_sqe(k, 0x7fffffffu, 65535, 65535, 32, 32, 1);
+	q.a[3] = 48 << 10;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.launches, 1);
+	assert_int_equal(st.grid[0], 0x7fffffffu);
+	assert_int_equal(st.grid[1], 65535);
+	assert_int_equal(st.grid[2], 65535);
+	assert_int_equal(st.block[0], 32);
+	assert_int_equal(st.block[1], 32);
+	assert_int_equal(st.block[2], 1);
+	assert_int_equal(st.shared, 48 << 10);
+	assert_int_equal(f->s.kernels, 1);
+	fx_free(f);
+}
+
+static void launch_rejects_a_parameter_buffer_of_the_wrong_size(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t lib = load_library(f, "saxpy"),
+		 k = get_kernel(f, lib, "saxpy");
+	struct vgpu_sqe q = launch_sqe(k, 1, 1, 1, 1, 1, 1);
+
+	q.a[4] = 100;
+	q.a[5] = 16;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[5] = 24;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[5] = 20;
+	q.a[4] = DATA_SIZE - 10;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[4] = UINT64_MAX - 3;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(st.launches, 0);
+	q.a[4] = 100;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	fx_free(f);
+}
+
+static void launch_passes_a_private_copy_of_the_parameters(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t lib = load_library(f, "saxpy"),
+		 k = get_kernel(f, lib, "saxpy");
+	struct vgpu_sqe q = launch_sqe(k, 4, 1, 1, 256, 1, 1);
+	float a = 2.5f;
+	uint64_t x = 0x500000001000ull;
+	int32_t n = 77;
+	int i;
+
+	memcpy(f->data + 200, &a, 4);
+	memcpy(f->data + 208, &x, 8);
+	memcpy(f->data + 216, &n, 4);
+	q.a[4] = 200;
+	q.a[5] = 20;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_true(st.p_a == 2.5f);
+	assert_int_equal(st.p_x, x);
+	assert_int_equal(st.p_n, 77);
+	for (i = 0; i < 3; i++)
+		assert_true((uint8_t *)st.params[i] < f->data ||
+			    (uint8_t *)st.params[i] >= f->data + DATA_SIZE);
+	fx_free(f);
+}
+
+static void memset_checks_element_size_value_and_alignment(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint64_t p = alloc(&f->s, 4096);
+	struct vgpu_sqe q = sqe(VGPU_OP_MEMSET);
+	static const uint64_t bad_elem[] = {0, 3, 8, 1ull << 32};
+	size_t i;
+
+	q.a[0] = p;
+	q.a[2] = 16;
+	for (i = 0; i < 4; i++) {
+		q.a[3] = bad_elem[i];
+		assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	}
+	q.a[3] = 1;
+	q.a[1] = 0x100;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[3] = 2;
+	q.a[1] = 0x10000;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[3] = 4;
+	q.a[1] = 0x100000000ull;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[1] = 0;
+	q.a[0] = p + 2; /* not 4-byte aligned */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = p;
+	q.a[2] = 1025; /* 4100 bytes > 4096 */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[2] = UINT64_MAX / 2; /* count * 4 overflows */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(st.memsets, 0);
+
+	q.a[1] = 0xdeadbeef;
+	q.a[2] = 1024;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.memsets, 1);
+	assert_int_equal(st.value, 0xdeadbeef);
+	assert_int_equal(st.elem, 4);
+	assert_int_equal(st.n, 1024);
+	fx_free(f);
+}
+
+static void get_kernel_checks_the_name_and_the_info_buffer(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t lib = load_library(f, "saxpy noargs"), k, k2;
+	struct vgpu_sqe q;
+	struct vgpu_kernel_info info;
+	uint64_t r[2];
+
+	q = get_kernel_sqe(f, lib, "saxpy");
+	q.a[1] = 5; /* "saxpy" without its NUL */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[1] = 0;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[1] = VGPU_KERNEL_NAME_MAX + 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = DATA_SIZE - 3;
+	q.a[1] = 6;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = get_kernel_sqe(f, lib, "");
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = get_kernel_sqe(f, lib, "saxpy");
+	q.a[3] = sizeof(struct vgpu_kernel_info) - 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[3] = sizeof(struct vgpu_kernel_info);
+	q.a[2] = DATA_SIZE - 8;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = get_kernel_sqe(f, lib, "saxpy");
+	q.handle = lib + 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	q = get_kernel_sqe(f, lib, "nosuchkernel");
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_NOT_FOUND);
+
+	q = get_kernel_sqe(f, lib, "saxpy");
+	memset(f->data + 16384, 0xff, sizeof(info));
+	assert_int_equal(run(&f->s, q, r), CUDA_SUCCESS);
+	k = (uint32_t)r[0];
+	memcpy(&info, f->data + 16384, sizeof(info));
+	assert_int_equal(info.nparams, 3);
+	assert_int_equal(info.param_bytes, 20);
+	assert_int_equal(info.params[1].offset, 8);
+	assert_int_equal(info.params[1].size, 8);
+	assert_int_equal(info.params[3].size, 0);
+	k2 = get_kernel(f, lib, "saxpy");
+	assert_int_equal(k, k2);
+	assert_int_not_equal(get_kernel(f, lib, "noargs"), k);
+	fx_free(f);
+}
+
+static void library_unload_invalidates_its_kernels(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+	uint32_t lib2 = load_library(f, "noargs");
+	uint32_t k2 = get_kernel(f, lib2, "noargs");
+	struct vgpu_sqe q = sqe(VGPU_OP_LIBRARY_UNLOAD);
+
+	assert_int_equal(st.libraries, 2);
+	q.handle = lib;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.libraries, 1);
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	assert_int_equal(run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			 CUDA_ERROR_INVALID_HANDLE);
+	/* the other library's kernel lives on */
+	assert_int_equal(run(&f->s, launch_sqe(k2, 1, 1, 1, 1, 1, 1), NULL),
+			 CUDA_SUCCESS);
+	fx_free(f);
+}
+
+static void staging_rejects_gaps_and_oversized_images(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct vgpu_sqe q = sqe(VGPU_OP_STAGE_WRITE);
+
+	memcpy(f->data, "noargs", 7);
+	q.a[1] = 0;
+	q.a[2] = 100;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q.a[0] = 200; /* gap after byte 100 */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = VGPU_MAX_IMAGE_BYTES - 50; /* beyond the staged bytes too */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = 100;
+	q.a[1] = DATA_SIZE - 50; /* source outside the data area */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(f->s.stage_len, 100);
+
+	q = sqe(VGPU_OP_LIBRARY_LOAD);
+	q.a[0] = 101;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = 0;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = 100;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	/* the stage is gone after a load */
+	assert_int_equal(f->s.stage_len, 0);
+	assert_null(f->s.stage);
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	fx_free(f);
+}
+
+static void staging_rejects_pieces_past_the_image_size_limit(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct vgpu_sqe q = sqe(VGPU_OP_STAGE_WRITE);
+
+	/* staging 256 MiB through a 64 KiB data area is slow: pretend */
+	f->s.stage_len = VGPU_MAX_IMAGE_BYTES - 10;
+	q.a[0] = VGPU_MAX_IMAGE_BYTES - 10;
+	q.a[2] = 11;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = UINT64_MAX - 5;
+	q.a[2] = 10;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	f->s.stage_len = 0;
+	fx_free(f);
+}
+
+static void failed_library_load_still_frees_the_stage(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct vgpu_sqe q = sqe(VGPU_OP_STAGE_WRITE);
+
+	memcpy(f->data, "BAD image", 10);
+	q.a[2] = 10;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q = sqe(VGPU_OP_LIBRARY_LOAD);
+	q.a[0] = 10;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_IMAGE);
+	assert_int_equal(f->s.stage_len, 0);
+	assert_int_equal(st.faults, 0);
+	fx_free(f);
+}
+
+static void mem_alloc_and_free_are_checked(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct vgpu_sqe q = sqe(VGPU_OP_MEM_ALLOC);
+	uint64_t p, r[2];
+
+	q.a[0] = 0;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = QUOTA + 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_OUT_OF_MEMORY);
+	q.a[0] = UINT64_MAX;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_OUT_OF_MEMORY);
+	p = alloc(&f->s, 3 * MiB);
+	assert_int_equal(p % (2 * MiB), 0);
+
+	assert_int_equal(run(&f->s, sqe(VGPU_OP_MEM_GET_INFO), r),
+			 CUDA_SUCCESS);
+	assert_int_equal(r[1], QUOTA);
+	assert_int_equal(r[0], QUOTA - 4 * MiB);
+
+	q = sqe(VGPU_OP_MEM_FREE);
+	q.a[0] = p + 256;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = 0;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = p;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_true(st.syncs > 0); /* cuMemFree waits for the GPU */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(f->w.mem.mapped, 0);
+	fx_free(f);
+}
+
+static void events_check_flags_and_report_elapsed_time_bits(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct vgpu_sqe q = sqe(VGPU_OP_EVENT_CREATE);
+	uint32_t a, b, bits;
+	uint64_t r[2];
+	float ms;
+
+	q.a[0] = CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_NOT_SUPPORTED);
+	q.a[0] = 8;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING;
+	assert_int_equal(run(&f->s, q, r), CUDA_SUCCESS);
+	q = sqe(VGPU_OP_EVENT_DESTROY);
+	q.handle = (uint32_t)r[0];
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+
+	a = create(&f->s, VGPU_OP_EVENT_CREATE);
+	b = create(&f->s, VGPU_OP_EVENT_CREATE);
+	q = sqe(VGPU_OP_EVENT_ELAPSED);
+	q.handle = a;
+	q.a[0] = (uint64_t)b | 1ull << 32; /* not a 32-bit handle */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	q.a[0] = b;
+	assert_int_equal(run(&f->s, q, r), CUDA_SUCCESS);
+	bits = (uint32_t)r[0];
+	memcpy(&ms, &bits, sizeof(ms));
+	assert_true(ms == 1.5f);
+	/* events are freed with the client */
+	fx_free(f);
+}
+
+static void device_info_needs_a_large_enough_buffer(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct vgpu_sqe q = sqe(VGPU_OP_GET_DEVICE_INFO);
+	struct vgpu_device_info info;
+
+	q.a[0] = 0;
+	q.a[1] = sizeof(info) - 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[1] = sizeof(info);
+	q.a[0] = DATA_SIZE - sizeof(info) + 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = 64;
+	q.a[1] = 1 << 20; /* more than needed is fine */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	memcpy(&info, f->data + 64, sizeof(info));
+	assert_string_equal(info.name, "stub device");
+	assert_int_equal(info.sm_count, 8);
+	fx_free(f);
+}
+
+static void sticky_backend_errors_raise_a_gpu_fault(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint64_t p = alloc(&f->s, 4096);
+	struct vgpu_sqe q = sqe(VGPU_OP_MEMCPY_HTOD);
+
+	q.a[0] = p;
+	q.a[2] = 64;
+	st.copy_rc = CUDA_ERROR_INVALID_VALUE; /* an ordinary error */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(st.faults, 0);
+	st.copy_rc = CUDA_ERROR_ILLEGAL_ADDRESS;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_ILLEGAL_ADDRESS);
+	assert_int_equal(st.faults, 1);
+	assert_int_equal(st.fault_kind, VGPU_FAULT_GPU);
+	assert_int_equal(st.fault_status, CUDA_ERROR_ILLEGAL_ADDRESS);
+	st.copy_rc = 0;
+	assert_true(worker_error_is_fatal(CUDA_ERROR_LAUNCH_FAILED));
+	assert_true(worker_error_is_fatal(CUDA_ERROR_MISALIGNED_ADDRESS));
+	assert_false(worker_error_is_fatal(CUDA_ERROR_NOT_READY));
+	assert_false(worker_error_is_fatal(CUDA_ERROR_OUT_OF_MEMORY));
+	fx_free(f);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+static void watchdog_faults_a_kernel_past_the_time_limit(void **state)
+{
+	struct fx *f = fx_new(30);
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+
+	st.event_query_rc = CUDA_ERROR_NOT_READY; /* the kernel never ends */
+	assert_int_equal(run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			 CUDA_SUCCESS);
+	sleep_ms(10);
+	assert_int_equal(__atomic_load_n(&st.faults, __ATOMIC_SEQ_CST), 0);
+	sleep_ms(200);
+	assert_true(__atomic_load_n(&st.faults, __ATOMIC_SEQ_CST) >= 1);
+	assert_int_equal(st.fault_kind, VGPU_FAULT_WATCHDOG);
+	assert_int_equal(st.fault_status, CUDA_ERROR_LAUNCH_TIMEOUT);
+	__atomic_store_n(&st.event_query_rc, 0, __ATOMIC_SEQ_CST);
+	fx_free(f);
+}
+
+static void watchdog_keeps_up_with_many_short_kernels(void **state)
+{
+	struct fx *f = fx_new(1000);
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+	uint32_t s2 = create(&f->s, VGPU_OP_STREAM_CREATE);
+	struct vgpu_sqe q;
+	int i;
+
+	/* more launches than a stream's in-flight ring holds */
+	for (i = 0; i < 1000; i++) {
+		q = launch_sqe(k, 1, 1, 1, 1, 1, 1);
+		q.stream = i % 2 ? s2 : 0;
+		assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	}
+	sleep_ms(50);
+	assert_int_equal(st.faults, 0);
+	assert_int_equal(f->s.kernels, 1000);
+	/* the watchdog's events are recycled: a ring's worth per stream */
+	assert_true(st.events <= 2 * 128);
+	fx_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(exec_completes_a_nop_with_its_tag),
+		cmocka_unit_test(exec_rejects_unknown_opcodes),
+		cmocka_unit_test(exec_rejects_nonzero_flags),
+		cmocka_unit_test(
+			copy_rejects_data_ranges_outside_the_data_area),
+		cmocka_unit_test(
+			copy_rejects_device_ranges_outside_one_allocation),
+		cmocka_unit_test(copy_of_zero_bytes_does_not_reach_the_backend),
+		cmocka_unit_test(exec_refuses_another_clients_memory),
+		cmocka_unit_test(exec_rejects_unknown_and_stale_handles),
+		cmocka_unit_test(handles_are_not_reused_quickly),
+		cmocka_unit_test(stream_create_stops_at_the_per_client_limit),
+		cmocka_unit_test(stream_ops_take_the_stream_from_either_field),
+		cmocka_unit_test(launch_rejects_bad_dimensions),
+		cmocka_unit_test(
+			launch_rejects_a_parameter_buffer_of_the_wrong_size),
+		cmocka_unit_test(
+			launch_passes_a_private_copy_of_the_parameters),
+		cmocka_unit_test(
+			memset_checks_element_size_value_and_alignment),
+		cmocka_unit_test(
+			get_kernel_checks_the_name_and_the_info_buffer),
+		cmocka_unit_test(library_unload_invalidates_its_kernels),
+		cmocka_unit_test(staging_rejects_gaps_and_oversized_images),
+		cmocka_unit_test(
+			staging_rejects_pieces_past_the_image_size_limit),
+		cmocka_unit_test(failed_library_load_still_frees_the_stage),
+		cmocka_unit_test(mem_alloc_and_free_are_checked),
+		cmocka_unit_test(
+			events_check_flags_and_report_elapsed_time_bits),
+		cmocka_unit_test(device_info_needs_a_large_enough_buffer),
+		cmocka_unit_test(sticky_backend_errors_raise_a_gpu_fault),
+		cmocka_unit_test(watchdog_faults_a_kernel_past_the_time_limit),
+		cmocka_unit_test(watchdog_keeps_up_with_many_short_kernels),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
