@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fault_spin: launches spinForever, which never ends on its own, and
+ * synchronizes. Expects the vGPU's watchdog (its --time-limit) to turn it
+ * into an error, and prints the error and how long it took.
+ */
+#include "prog.h"
+
+int main(void)
+{
+	double t0 = prog_now();
+	CUdeviceptr flag;
+	CUmodule mod;
+	CUfunction fn;
+	CUresult r;
+
+	prog_init(NULL);
+	CHECK(cuModuleLoad(&mod, prog_cubin_path("spin")));
+	CHECK(cuModuleGetFunction(&fn, mod, "spinForever"));
+	CHECK(cuMemAlloc(&flag, sizeof(int)));
+	CHECK(cuMemsetD32(flag, 0, 1));
+
+	void *params[] = {&flag};
+	r = cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
+	if (r == CUDA_SUCCESS)
+		r = cuCtxSynchronize();
+	if (r == CUDA_SUCCESS) {
+		printf("fault_spin: FAILED (an endless kernel finished)\n");
+		return 1;
+	}
+	printf("fault_spin: got %s after %.1f s, as expected\n",
+	       prog_err_name(r), prog_now() - t0);
+	return 0;
+}

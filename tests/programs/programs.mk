@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: MIT
+# tests/programs/: CUDA driver-API test programs, built the way a user
+# builds them: against NVIDIA's stub libcuda. At run time
+# LD_LIBRARY_PATH=$(BUILD)/lib makes them use the vgpu library instead.
+
+TEST_PROGRAMS := vector_add matmul streams_events device_query smid_map \
+	copy_sizes alloc_many quota long_copy fault_oob fault_spin ordering
+TEST_PROGRAM_BINS := $(TEST_PROGRAMS:%=$(BUILD)/tests/programs/%)
+
+all: $(TEST_PROGRAM_BINS)
+
+$(BUILD)/tests/programs/%: tests/programs/%.c tests/programs/prog.h
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -o $@ $< -I$(CUDA_HOME)/include \
+		-L$(CUDA_HOME)/lib64/stubs -lcuda -lm
