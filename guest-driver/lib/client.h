@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process's connection to its vGPU, made once by cuInit and shared
+ * by every thread: the transport, the ring, the device description, the
+ * handle registry and the allocation table.
+ */
+#ifndef VGPU_CLIENT_H
+#define VGPU_CLIENT_H
+
+#include <pthread.h>
+
+#include <cuda.h>
+#include <vgpu/protocol.h>
+
+#include "client_alloc_table.h"
+#include "client_registry.h"
+#include "client_ring.h"
+#include "client_transport.h"
+
+struct client_ctx;
+
+struct client {
+	struct client_transport transport;
+	struct client_ring ring;
+	struct vgpu_device_info info; /* cached at cuInit */
+	struct client_registry registry;
+	struct client_alloc_table allocs;
+	/* the worker has one staging buffer per client: one image at a time */
+	pthread_mutex_t stage_lock;
+	/* the device's primary context */
+	pthread_mutex_t primary_lock;
+	struct client_ctx *primary;
+	unsigned int primary_refs;
+	unsigned int primary_flags;
+};
+
+/* cuInit's work, done once per process; later calls return its result. */
+CUresult client_init(void);
+
+/* The connection, or CUDA_ERROR_NOT_INITIALIZED before a successful
+ * cuInit (and in a child after fork, as CUDA). */
+CUresult client_get(struct client **c);
+
+/* client_get plus a valid current context (CUDA_ERROR_INVALID_CONTEXT):
+ * the entry check of every call that works in a context. */
+CUresult client_enter(struct client **c);
+
+/* Defined in cuda_context.c. */
+CUresult client_ctx_require(struct client *c);
+
+/* The worker's stream handle for a CUstream: NULL and the legacy and
+ * per-thread default streams are handle 0; anything not registered is
+ * CUDA_ERROR_INVALID_HANDLE. Defined in cuda_stream.c. */
+CUresult client_stream_handle(struct client *c, CUstream s, uint32_t *h);
+
+/* A worker handle from a completion's r0: 1 .. UINT32_MAX. */
+static inline int client_handle_ok(uint64_t r0)
+{
+	return r0 != 0 && r0 <= UINT32_MAX;
+}
+
+#endif /* VGPU_CLIENT_H */

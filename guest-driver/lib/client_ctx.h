@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Contexts are host-side objects only: every context of the process
+ * talks to the same worker over the one ring, so a context carries no
+ * more than its device, its flags and whether it is the primary one.
+ */
+#ifndef VGPU_CLIENT_CTX_H
+#define VGPU_CLIENT_CTX_H
+
+#include <cuda.h>
+
+#include "client.h"
+#include "client_registry.h"
+
+struct client_ctx {
+	struct client_obj obj;
+	CUdevice dev;
+	unsigned int flags;
+	int primary;
+};
+
+/* The context at the top of this thread's stack, or NULL. */
+CUcontext client_ctx_current(void);
+
+/* A new registered context; NULL without memory. */
+struct client_ctx *client_ctx_new(struct client *c, unsigned int flags,
+				  int primary);
+
+#endif /* VGPU_CLIENT_CTX_H */

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The other names under which programs and cudart bind the same calls:
+ *  - the plain legacy names where their arguments are the same as the
+ *    current version's (cuCtxDestroy, cuStreamDestroy, ...), and the
+ *    old 32-bit-size queries (cuDeviceTotalMem, cuMemGetInfo), clamped;
+ *  - the per-thread-default-stream variants (_ptds, _ptsz) that programs
+ *    built with --default-stream per-thread reference. The vGPU has one
+ *    default stream per process, so they behave as the legacy ones.
+ * The legacy calls that take 32-bit device pointers are not provided:
+ * vGPU addresses do not fit in them.
+ *
+ * cuda.h with __CUDA_API_VERSION_INTERNAL declares every one of these
+ * names without renaming them.
+ */
+#define __CUDA_API_VERSION_INTERNAL 1
+
+#include <limits.h>
+
+#include "client_api.h"
+
+VGPU_API CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags,
+				      CUdevice dev)
+{
+	return cuCtxCreate_v2(pctx, flags, dev);
+}
+
+VGPU_API CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
+{
+	return cuCtxDestroy_v2(ctx);
+}
+
+VGPU_API CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx)
+{
+	return cuCtxPopCurrent_v2(pctx);
+}
+
+VGPU_API CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx)
+{
+	return cuCtxPushCurrent_v2(ctx);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamDestroy(CUstream hStream)
+{
+	return cuStreamDestroy_v2(hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuEventDestroy(CUevent hEvent)
+{
+	return cuEventDestroy_v2(hEvent);
+}
+
+VGPU_API CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds,
+					     CUevent hStart, CUevent hEnd)
+{
+	return cuEventElapsedTime_v2(pMilliseconds, hStart, hEnd);
+}
+
+VGPU_API CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+	return cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+VGPU_API CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
+{
+	return cuDevicePrimaryCtxReset_v2(dev);
+}
+
+VGPU_API CUresult CUDAAPI cuDevicePrimaryCtxSetFlags(CUdevice dev,
+						     unsigned int flags)
+{
+	return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+}
+
+VGPU_API CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+	return cuDeviceGetUuid_v2(uuid, dev);
+}
+
+static unsigned int clamp_uint(size_t v)
+{
+	return v > UINT_MAX ? UINT_MAX : (unsigned int)v;
+}
+
+VGPU_API CUresult CUDAAPI cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
+{
+	size_t b;
+	CUresult err;
+
+	if (!bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	err = cuDeviceTotalMem_v2(&b, dev);
+	if (err == CUDA_SUCCESS)
+		*bytes = clamp_uint(b);
+	return err;
+}
+
+VGPU_API CUresult CUDAAPI cuMemGetInfo(unsigned int *free, unsigned int *total)
+{
+	size_t f, t;
+	CUresult err;
+
+	if (!free || !total)
+		return CUDA_ERROR_INVALID_VALUE;
+	err = cuMemGetInfo_v2(&f, &t);
+	if (err == CUDA_SUCCESS) {
+		*free = clamp_uint(f);
+		*total = clamp_uint(t);
+	}
+	return err;
+}
+
+VGPU_API CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn,
+					   int cudaVersion, cuuint64_t flags)
+{
+	return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
+}
+
+/* ---- per-thread default stream -------------------------------------- */
+
+VGPU_API CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src,
+					size_t ByteCount)
+{
+	return cuMemcpy(dst, src, ByteCount);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src,
+					     size_t ByteCount, CUstream hStream)
+{
+	return cuMemcpyAsync(dst, src, ByteCount, hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice,
+					       const void *srcHost,
+					       size_t ByteCount)
+{
+	return cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void *dstHost,
+					       CUdeviceptr srcDevice,
+					       size_t ByteCount)
+{
+	return cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice,
+					       CUdeviceptr srcDevice,
+					       size_t ByteCount)
+{
+	return cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice,
+						    const void *srcHost,
+						    size_t ByteCount,
+						    CUstream hStream)
+{
+	return cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dstHost,
+						    CUdeviceptr srcDevice,
+						    size_t ByteCount,
+						    CUstream hStream)
+{
+	return cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice,
+						    CUdeviceptr srcDevice,
+						    size_t ByteCount,
+						    CUstream hStream)
+{
+	return cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice,
+					     unsigned char uc, size_t N)
+{
+	return cuMemsetD8_v2(dstDevice, uc, N);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD16_v2_ptds(CUdeviceptr dstDevice,
+					      unsigned short us, size_t N)
+{
+	return cuMemsetD16_v2(dstDevice, us, N);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD32_v2_ptds(CUdeviceptr dstDevice,
+					      unsigned int ui, size_t N)
+{
+	return cuMemsetD32_v2(dstDevice, ui, N);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dstDevice,
+					       unsigned char uc, size_t N,
+					       CUstream hStream)
+{
+	return cuMemsetD8Async(dstDevice, uc, N, hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD16Async_ptsz(CUdeviceptr dstDevice,
+						unsigned short us, size_t N,
+						CUstream hStream)
+{
+	return cuMemsetD16Async(dstDevice, us, N, hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD32Async_ptsz(CUdeviceptr dstDevice,
+						unsigned int ui, size_t N,
+						CUstream hStream)
+{
+	return cuMemsetD32Async(dstDevice, ui, N, hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream)
+{
+	return cuStreamQuery(hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream)
+{
+	return cuStreamSynchronize(hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream,
+						 CUevent hEvent,
+						 unsigned int Flags)
+{
+	return cuStreamWaitEvent(hStream, hEvent, Flags);
+}
+
+VGPU_API CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
+{
+	return cuEventRecord(hEvent, hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuLaunchKernel_ptsz(
+	CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+	unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+	unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+	void **kernelParams, void **extra)
+{
+	return cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+			      blockDimY, blockDimZ, sharedMemBytes, hStream,
+			      kernelParams, extra);
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device: one, ordinal 0, the vGPU. Everything here is answered from
+ * the description the worker sent at cuInit (VGPU_OP_GET_DEVICE_INFO),
+ * so device queries keep working even after the vGPU failed.
+ */
+#include <string.h>
+
+#include "client.h"
+#include "client_api.h"
+
+static CUresult device_enter(CUdevice dev, struct client **c)
+{
+	CUresult err = client_get(c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+VGPU_API CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
+{
+	struct client *c;
+	CUresult err = client_get(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (ordinal != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*device = 0;
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuDeviceGetCount(int *count)
+{
+	struct client *c;
+	CUresult err = client_get(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	*count = 1;
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	struct client *c;
+	CUresult err = device_enter(dev, &c);
+	size_t n;
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!name || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	n = strlen(c->info.name);
+	if (n > (size_t)len - 1)
+		n = (size_t)len - 1;
+	memcpy(name, c->info.name, n);
+	name[n] = '\0';
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuDeviceGetAttribute(int *pi,
+					       CUdevice_attribute attrib,
+					       CUdevice dev)
+{
+	struct client *c;
+	CUresult err = device_enter(dev, &c);
+	const struct vgpu_device_info *info;
+	int v;
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!pi || (int)attrib < 1 || attrib >= CU_DEVICE_ATTRIBUTE_MAX ||
+	    (int)attrib >= VGPU_DEVICE_ATTRS)
+		return CUDA_ERROR_INVALID_VALUE;
+	info = &c->info;
+	v = info->attrs[attrib];
+	/* where the worker left an attribute it also states elsewhere */
+	if (v == 0) {
+		if (attrib == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+			v = (int)info->sm_count;
+		else if (attrib == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+			v = (int)info->cc_major;
+		else if (attrib == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+			v = (int)info->cc_minor;
+	}
+	*pi = v;
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice dev)
+{
+	struct client *c;
+	CUresult err = device_enter(dev, &c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	*bytes = (size_t)c->info.memory_quota;
+	return CUDA_SUCCESS;
+}
+
+/* cuDeviceGetUuid of cuda.h 13 is cuDeviceGetUuid_v2; the plain name
+ * (same arguments) is in cuda_compat.c. */
+VGPU_API CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+	struct client *c;
+	CUresult err = device_enter(dev, &c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!uuid)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(uuid->bytes, c->info.uuid, sizeof(uuid->bytes));
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuDeviceComputeCapability(int *major, int *minor,
+						    CUdevice dev)
+{
+	struct client *c;
+	CUresult err = device_enter(dev, &c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!major || !minor)
+		return CUDA_ERROR_INVALID_VALUE;
+	*major = (int)c->info.cc_major;
+	*minor = (int)c->info.cc_minor;
+	return CUDA_SUCCESS;
+}

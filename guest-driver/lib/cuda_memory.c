@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Device memory: allocation, copies and fills.
+ *
+ * Synchronous copies return when done and also report an error left by
+ * earlier asynchronous work. Async copies from the host return once the
+ * data sits in the data area (the caller may reuse its buffer at once);
+ * async copies to the host wait, since nothing else could write the
+ * caller's buffer later (CUDA does the same for pageable memory).
+ * cuMemcpy/cuMemcpyAsync tell device from host pointers by the process's
+ * table of allocations.
+ */
+#include <string.h>
+
+#include "client.h"
+#include "client_api.h"
+#include "client_copy.h"
+
+VGPU_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
+{
+	struct vgpu_sqe sqe = {.opcode = VGPU_OP_MEM_ALLOC};
+	struct vgpu_cqe cqe;
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!dptr || bytesize == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	sqe.a[0] = bytesize;
+	err = client_ring_call(&c->ring, &sqe, &cqe);
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (cqe.r[0] == 0 || client_alloc_add(&c->allocs, cqe.r[0], bytesize)) {
+		/* a pointer we cannot track is one we cannot hand out */
+		sqe = (struct vgpu_sqe){.opcode = VGPU_OP_MEM_FREE,
+					.a = {cqe.r[0]}};
+		if (cqe.r[0])
+			client_ring_call(&c->ring, &sqe, NULL);
+		return cqe.r[0] ? CUDA_ERROR_OUT_OF_MEMORY
+				: CUDA_ERROR_INVALID_VALUE;
+	}
+	*dptr = (CUdeviceptr)cqe.r[0];
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
+{
+	struct vgpu_sqe sqe = {.opcode = VGPU_OP_MEM_FREE};
+	struct client_alloc a;
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!client_alloc_find(&c->allocs, dptr, &a) || a.base != dptr)
+		return CUDA_ERROR_INVALID_VALUE;
+	sqe.a[0] = dptr;
+	err = client_ring_call(&c->ring, &sqe, NULL);
+	if (err == CUDA_SUCCESS)
+		client_alloc_remove(&c->allocs, dptr);
+	return err;
+}
+
+VGPU_API CUresult CUDAAPI cuMemGetInfo(size_t *free, size_t *total)
+{
+	struct vgpu_sqe sqe = {.opcode = VGPU_OP_MEM_GET_INFO};
+	struct vgpu_cqe cqe;
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!free || !total)
+		return CUDA_ERROR_INVALID_VALUE;
+	err = client_ring_call(&c->ring, &sqe, &cqe);
+	if (err != CUDA_SUCCESS)
+		return err;
+	*free = (size_t)cqe.r[0];
+	*total = (size_t)cqe.r[1];
+	return CUDA_SUCCESS;
+}
+
+/* ---- copies --------------------------------------------------------- */
+
+/* Entry check of the copies: context, stream, and a host pointer that
+ * may only be NULL when nothing is copied. */
+static CUresult copy_enter(struct client **c, CUstream s, uint32_t *stream,
+			   const void *host, size_t n)
+{
+	CUresult err = client_enter(c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!host && n)
+		return CUDA_ERROR_INVALID_VALUE;
+	return client_stream_handle(*c, s, stream);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dstDevice,
+				       const void *srcHost, size_t ByteCount)
+{
+	struct client *c;
+	uint32_t s;
+	CUresult err = copy_enter(&c, NULL, &s, srcHost, ByteCount);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	return client_copy_htod(&c->ring, s, dstDevice, srcHost, ByteCount, 1);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice,
+				       size_t ByteCount)
+{
+	struct client *c;
+	uint32_t s;
+	CUresult err = copy_enter(&c, NULL, &s, dstHost, ByteCount);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	return client_copy_dtoh(&c->ring, s, dstHost, srcDevice, ByteCount);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dstDevice,
+				       CUdeviceptr srcDevice, size_t ByteCount)
+{
+	struct client *c;
+	uint32_t s;
+	CUresult err = copy_enter(&c, NULL, &s, "", 0);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	return client_copy_dtod(&c->ring, s, dstDevice, srcDevice, ByteCount,
+				1);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dstDevice,
+					    const void *srcHost,
+					    size_t ByteCount, CUstream hStream)
+{
+	struct client *c;
+	uint32_t s;
+	CUresult err = copy_enter(&c, hStream, &s, srcHost, ByteCount);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	return client_copy_htod(&c->ring, s, dstDevice, srcHost, ByteCount, 0);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyDtoHAsync(void *dstHost,
+					    CUdeviceptr srcDevice,
+					    size_t ByteCount, CUstream hStream)
+{
+	struct client *c;
+	uint32_t s;
+	CUresult err = copy_enter(&c, hStream, &s, dstHost, ByteCount);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	return client_copy_dtoh(&c->ring, s, dstHost, srcDevice, ByteCount);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dstDevice,
+					    CUdeviceptr srcDevice,
+					    size_t ByteCount, CUstream hStream)
+{
+	struct client *c;
+	uint32_t s;
+	CUresult err = copy_enter(&c, hStream, &s, "", 0);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	return client_copy_dtod(&c->ring, s, dstDevice, srcDevice, ByteCount,
+				0);
+}
+
+/* Unified copy: each side is device memory when it lies in one of this
+ * process's allocations, host memory otherwise. */
+static CUresult copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n,
+			     CUstream hStream, int sync)
+{
+	struct client *c;
+	uint32_t s;
+	CUresult err = copy_enter(&c, hStream, &s, "", 0);
+	int ddev, sdev;
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (n == 0)
+		return CUDA_SUCCESS;
+	if (!dst || !src)
+		return CUDA_ERROR_INVALID_VALUE;
+	ddev = client_alloc_find(&c->allocs, dst, NULL);
+	sdev = client_alloc_find(&c->allocs, src, NULL);
+	if (ddev && sdev)
+		return client_copy_dtod(&c->ring, s, dst, src, n, sync);
+	if (ddev)
+		return client_copy_htod(&c->ring, s, dst,
+					(const void *)(uintptr_t)src, n, sync);
+	if (sdev)
+		return client_copy_dtoh(&c->ring, s, (void *)(uintptr_t)dst,
+					src, n);
+	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src,
+				   size_t ByteCount)
+{
+	return copy_unified(dst, src, ByteCount, NULL, 1);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
+					size_t ByteCount, CUstream hStream)
+{
+	return copy_unified(dst, src, ByteCount, hStream, 0);
+}
+
+/* ---- fills ---------------------------------------------------------- */
+
+static CUresult memset_common(CUdeviceptr dst, uint32_t value, uint32_t elem,
+			      size_t n, CUstream hStream, int sync)
+{
+	struct client *c;
+	uint32_t s;
+	CUresult err = copy_enter(&c, hStream, &s, "", 0);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (dst % elem)
+		return CUDA_ERROR_INVALID_VALUE;
+	return client_memset(&c->ring, s, dst, value, elem, n, sync);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc,
+				     size_t N)
+{
+	return memset_common(dstDevice, uc, 1, N, NULL, 1);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD16(CUdeviceptr dstDevice, unsigned short us,
+				      size_t N)
+{
+	return memset_common(dstDevice, us, 2, N, NULL, 1);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD32(CUdeviceptr dstDevice, unsigned int ui,
+				      size_t N)
+{
+	return memset_common(dstDevice, ui, 4, N, NULL, 1);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice,
+					  unsigned char uc, size_t N,
+					  CUstream hStream)
+{
+	return memset_common(dstDevice, uc, 1, N, hStream, 0);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice,
+					   unsigned short us, size_t N,
+					   CUstream hStream)
+{
+	return memset_common(dstDevice, us, 2, N, hStream, 0);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice,
+					   unsigned int ui, size_t N,
+					   CUstream hStream)
+{
+	return memset_common(dstDevice, ui, 4, N, hStream, 0);
+}

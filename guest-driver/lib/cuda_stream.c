@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Streams. A CUstream is the address of a registered struct holding the
+ * worker's stream handle; NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD
+ * all name the worker's default stream (handle 0). Stream flags are
+ * accepted and kept but the worker orders streams by itself.
+ */
+#include <stdlib.h>
+
+#include "client.h"
+#include "client_api.h"
+
+struct client_stream {
+	struct client_obj obj;
+	uint32_t handle;
+	unsigned int flags;
+};
+
+static void stream_release(struct client_obj *o)
+{
+	free(o);
+}
+
+CUresult client_stream_handle(struct client *c, CUstream s, uint32_t *h)
+{
+	struct client_obj *o;
+
+	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) {
+		*h = 0;
+		return CUDA_SUCCESS;
+	}
+	o = client_registry_get(&c->registry, s, CLIENT_OBJ_STREAM);
+	if (!o)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*h = ((struct client_stream *)o)->handle;
+	client_obj_put(&c->registry, o);
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+	struct vgpu_sqe sqe = {.opcode = VGPU_OP_STREAM_CREATE};
+	struct client_stream *st;
+	struct vgpu_cqe cqe;
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!phStream || (Flags & ~(unsigned int)CU_STREAM_NON_BLOCKING))
+		return CUDA_ERROR_INVALID_VALUE;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	err = client_ring_call(&c->ring, &sqe, &cqe);
+	if (err == CUDA_SUCCESS && !client_handle_ok(cqe.r[0]))
+		err = CUDA_ERROR_INVALID_HANDLE; /* the worker's mistake */
+	if (err != CUDA_SUCCESS) {
+		free(st);
+		return err;
+	}
+	st->obj.type = CLIENT_OBJ_STREAM;
+	st->obj.release = stream_release;
+	st->handle = (uint32_t)cqe.r[0];
+	st->flags = Flags;
+	if (client_registry_add(&c->registry, &st->obj)) {
+		sqe = (struct vgpu_sqe){.opcode = VGPU_OP_STREAM_DESTROY,
+					.handle = st->handle};
+		client_ring_call(&c->ring, &sqe, NULL);
+		free(st);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*phStream = (CUstream)st;
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuStreamDestroy(CUstream hStream)
+{
+	struct vgpu_sqe sqe = {.opcode = VGPU_OP_STREAM_DESTROY};
+	struct client_obj *o;
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	o = client_registry_take(&c->registry, hStream, CLIENT_OBJ_STREAM);
+	if (!o)
+		return CUDA_ERROR_INVALID_HANDLE;
+	sqe.handle = ((struct client_stream *)o)->handle;
+	err = client_ring_call(&c->ring, &sqe, NULL);
+	client_obj_put(&c->registry, o);
+	return err;
+}
+
+/* A synchronizing stream call: the op's status, else a deferred error. */
+static CUresult stream_sync_op(CUstream hStream, uint16_t opcode)
+{
+	struct vgpu_sqe sqe = {.opcode = opcode};
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	err = client_stream_handle(c, hStream, &sqe.stream);
+	if (err != CUDA_SUCCESS)
+		return err;
+	err = client_ring_call(&c->ring, &sqe, NULL);
+	return client_ring_sync_result(&c->ring, err);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+{
+	return stream_sync_op(hStream, VGPU_OP_STREAM_SYNC);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamQuery(CUstream hStream)
+{
+	return stream_sync_op(hStream, VGPU_OP_STREAM_QUERY);
+}
