@@ -21,8 +21,12 @@ LDFLAGS  += -pthread
 # NVIDIA's arch for test/bench kernels: Hopper (H100/H200).
 CUDA_ARCH ?= sm_90
 
-.PHONY: all test demo gpu-check bench deps check-nvcc clean format
+.PHONY: all unit-tests test demo gpu-check bench deps check-nvcc clean format
+# all: the programs, libraries, kernels and test programs (no extra
+# libraries needed, so it builds on the GPU machine too); unit-tests: the
+# cmocka unit tests (libcmocka-dev, installed by make test).
 all:
+unit-tests:
 
 include host-daemon/host-daemon.mk
 include guest-driver/guest-driver.mk
@@ -39,7 +43,7 @@ deps:
 	@scripts/install-deps.sh
 
 test: deps check-nvcc
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all unit-tests
 	@tests/run.sh
 
 demo: deps check-nvcc

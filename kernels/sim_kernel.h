@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * C twins of the CUDA kernels in kernels/*.cu, for the simulator backend.
+ * C twins of the CUDA kernels in kernels/<name>.cu, for the simulator backend.
  *
  * The simulator finds a kernel by its name: a library image (cubin, PTX or
  * uncompressed fatbin) "contains" a twin when the twin's name appears in it

@@ -10,7 +10,7 @@ CLIENT_TESTS := test_client_data test_client_params test_client_error \
 	test_client_api
 CLIENT_TEST_BINS := $(CLIENT_TESTS:%=$(BUILD)/tests/unit/%)
 
-all: $(CLIENT_TEST_BINS)
+unit-tests: $(CLIENT_TEST_BINS)
 
 $(CLIENT_TEST_BINS): $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o \
 		     $(CLIENT_LIB_OBJS)

@@ -5,7 +5,7 @@
 
 PLAN_TEST_BIN := $(BUILD)/tests/unit/test_plan
 
-all: $(PLAN_TEST_BIN)
+unit-tests: $(PLAN_TEST_BIN)
 
 $(PLAN_TEST_BIN): $(BUILD)/obj/tests/unit/test_plan.o \
 		  $(BUILD)/obj/host-daemon/plan.o

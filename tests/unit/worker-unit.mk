@@ -9,7 +9,7 @@ WORKER_TESTS    := test_ring test_suballoc test_worker_validate
 WORKER_TEST_BIN := $(addprefix $(BUILD)/tests/unit/,$(WORKER_TESTS))
 WORKER_TEST_OBJ_DIR := $(BUILD)/obj/tests/unit
 
-all: $(WORKER_TEST_BIN)
+unit-tests: $(WORKER_TEST_BIN)
 
 $(BUILD)/tests/unit/test_ring: $(WORKER_TEST_OBJ_DIR)/test_ring.o
 $(BUILD)/tests/unit/test_suballoc: $(WORKER_TEST_OBJ_DIR)/test_suballoc.o \

@@ -1,0 +1,1169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The "cuda" backend: a vGPU slice on a real NVIDIA GPU.
+ *
+ *   - SMs: the device's SM resource is split into groups of
+ *     minSmPartitionSize SMs (the same call in every process, so every
+ *     worker sees the same groups); the slice is a green context over the
+ *     groups the config lists.
+ *   - Memory: the vGPU's VA window is reserved at exactly va_base
+ *     (cuMemAddressReserve) and backed granule by granule (cuMemCreate +
+ *     cuMemMap), one allocation handle per granule so any granule range
+ *     can be unmapped later (cuMemUnmap cannot split a mapping).
+ *   - Code: libraries are loaded context-independently (cuLibraryLoadData)
+ *     and kernels launched as CUkernel.
+ *
+ * Threads: cuda.h says a green context is current to one thread at a time
+ * and that the driver does not synchronise calls on it from several
+ * threads. So by default every driver call on the context is made under
+ * b->api; the calls that wait for the device (stream and event
+ * synchronisation) are made outside it, so one client waiting never
+ * blocks another. VGPU_CUDA_SERIALIZE=0 turns the lock off (to measure
+ * whether it matters).
+ */
+#include <elf.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda.h>
+
+#include "backend.h"
+#include "cuda_sym.h"
+
+/* How long close() lets queued work finish before tearing down anyway. */
+#define CUDA_CLOSE_DRAIN_MS 10000
+
+struct backend_stream {
+	struct backend_stream *next, *prev;
+	CUstream stream;
+};
+
+struct backend_event {
+	struct backend_event *next, *prev;
+	CUevent event;
+};
+
+struct backend_kernel {
+	struct backend_kernel *next;
+	CUkernel kernel;
+};
+
+struct backend_library {
+	struct backend_library *next, *prev;
+	CUlibrary lib;
+	struct backend_kernel *kernels;
+};
+
+struct backend {
+	struct cuda_sym cu;
+	struct vgpu_worker_config cfg;
+	CUdevice dev;
+	CUgreenCtx green;
+	CUcontext ctx;
+	CUstream default_stream; /* used for a NULL stream */
+	uint32_t nsms;
+	uint64_t gran;
+
+	CUdeviceptr va;
+	int va_reserved;
+
+	int serialize;
+	pthread_mutex_t api; /* driver calls on the green context */
+
+	pthread_mutex_t lock; /* the granule table and the object lists */
+	uint64_t ngranules;
+	uint8_t *mapped;		       /* one bit per granule */
+	CUmemGenericAllocationHandle *handles; /* per mapped granule */
+	struct backend_stream *streams;
+	struct backend_event *events;
+	struct backend_library *libs;
+
+	struct vgpu_device_info info; /* read once at open */
+};
+
+/* ---- helpers --------------------------------------------------------- */
+
+static void api_lock(struct backend *b)
+{
+	if (b->serialize)
+		pthread_mutex_lock(&b->api);
+}
+
+static void api_unlock(struct backend *b)
+{
+	if (b->serialize)
+		pthread_mutex_unlock(&b->api);
+}
+
+/* Put "cuda: <what> failed: CUDA_ERROR_X" in err; returns rc. */
+static int cuda_fail(const struct cuda_sym *cu, CUresult rc, char *err,
+		     size_t errlen, const char *what)
+{
+	char buf[32];
+
+	snprintf(err, errlen, "cuda: %s failed: %s", what,
+		 cuda_sym_error_name(cu, rc, buf, sizeof(buf)));
+	return rc;
+}
+
+static CUstream stream_of(struct backend *b, struct backend_stream *s)
+{
+	return s ? s->stream : b->default_stream;
+}
+
+/* Doubly linked list helpers for the tracked objects. */
+#define LIST_ADD(head, o)                                                      \
+	do {                                                                   \
+		(o)->prev = NULL;                                              \
+		(o)->next = (head);                                            \
+		if (head)                                                      \
+			(head)->prev = (o);                                    \
+		(head) = (o);                                                  \
+	} while (0)
+#define LIST_DEL(head, o)                                                      \
+	do {                                                                   \
+		if ((o)->prev)                                                 \
+			(o)->prev->next = (o)->next;                           \
+		else                                                           \
+			(head) = (o)->next;                                    \
+		if ((o)->next)                                                 \
+			(o)->next->prev = (o)->prev;                           \
+	} while (0)
+
+/* A per-vGPU UUID: the GPU's, with the vGPU name hashed into the last 8
+ * bytes, so two slices of one GPU do not look like the same device. */
+static void cuda_vgpu_uuid(uint8_t out[16], const uint8_t gpu[16],
+			   const char *name)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	int i;
+
+	for (; *name; name++)
+		h = (h ^ (uint8_t)*name) * 1099511628211ull;
+	memcpy(out, gpu, 16);
+	for (i = 0; i < 8; i++)
+		out[8 + i] ^= (uint8_t)(h >> (8 * i));
+}
+
+/* ---- the SM split ------------------------------------------------------ */
+
+/*
+ * Split the device's SMs into groups of minSmPartitionSize, exactly as
+ * every other process does, so group i means the same SMs everywhere.
+ */
+static int cuda_split(const struct cuda_sym *cu, CUdevice dev,
+		      CUdevResource *whole, CUdevResource *groups,
+		      unsigned *ngroups, char *err, size_t errlen)
+{
+	CUdevResource remaining;
+	CUresult rc;
+
+	rc = cu->cuDeviceGetDevResource(dev, whole, CU_DEV_RESOURCE_TYPE_SM);
+	if (rc)
+		return cuda_fail(cu, rc, err, errlen, "cuDeviceGetDevResource");
+	*ngroups = VGPU_MAX_SM_GROUPS;
+	memset(&remaining, 0, sizeof(remaining));
+	rc = cu->cuDevSmResourceSplitByCount(groups, ngroups, whole, &remaining,
+					     0, whole->sm.minSmPartitionSize);
+	if (rc)
+		return cuda_fail(cu, rc, err, errlen,
+				 "cuDevSmResourceSplitByCount");
+	if (*ngroups > VGPU_MAX_SM_GROUPS)
+		*ngroups = VGPU_MAX_SM_GROUPS;
+	return CUDA_SUCCESS;
+}
+
+static int cuda_granularity_of(const struct cuda_sym *cu, CUdevice dev,
+			       uint64_t *gran)
+{
+	CUmemAllocationProp prop;
+	size_t g = 0;
+	CUresult rc;
+
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = dev;
+	rc = cu->cuMemGetAllocationGranularity(
+		&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+	*gran = g;
+	return rc;
+}
+
+/* ---- probe ------------------------------------------------------------- */
+
+static int cuda_probe_one(const struct cuda_sym *cu, int ordinal,
+			  struct vgpu_gpu_info *gi, char *err, size_t errlen)
+{
+	CUdevResource whole, groups[VGPU_MAX_SM_GROUPS];
+	unsigned ngroups, i;
+	CUdevice dev;
+	CUuuid uuid;
+	size_t total;
+	int v;
+	CUresult rc;
+
+	memset(gi, 0, sizeof(*gi));
+	gi->index = (uint32_t)ordinal;
+	gi->backend = VGPU_BACKEND_CUDA;
+	if ((rc = cu->cuDeviceGet(&dev, ordinal)))
+		return cuda_fail(cu, rc, err, errlen, "cuDeviceGet");
+	if ((rc = cu->cuDeviceGetName(gi->name, sizeof(gi->name) - 1, dev)))
+		return cuda_fail(cu, rc, err, errlen, "cuDeviceGetName");
+	if ((rc = cu->cuDeviceGetUuid_v2(&uuid, dev)))
+		return cuda_fail(cu, rc, err, errlen, "cuDeviceGetUuid");
+	memcpy(gi->uuid, uuid.bytes, sizeof(gi->uuid));
+	if ((rc = cu->cuDeviceTotalMem_v2(&total, dev)))
+		return cuda_fail(cu, rc, err, errlen, "cuDeviceTotalMem");
+	gi->memory_total = total;
+	if ((rc = cu->cuDeviceGetAttribute(
+		     &v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)))
+		return cuda_fail(cu, rc, err, errlen, "cuDeviceGetAttribute");
+	gi->sm_count = (uint32_t)v;
+	if ((rc = cu->cuDeviceGetAttribute(
+		     &v, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)))
+		return cuda_fail(cu, rc, err, errlen, "cuDeviceGetAttribute");
+	gi->cc_major = (uint32_t)v;
+	if ((rc = cu->cuDeviceGetAttribute(
+		     &v, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)))
+		return cuda_fail(cu, rc, err, errlen, "cuDeviceGetAttribute");
+	gi->cc_minor = (uint32_t)v;
+	if ((rc = cuda_split(cu, dev, &whole, groups, &ngroups, err, errlen)))
+		return rc;
+	gi->min_partition = whole.sm.minSmPartitionSize;
+	gi->alignment = whole.sm.smCoscheduledAlignment;
+	gi->ngroups = ngroups;
+	for (i = 0; i < ngroups; i++)
+		gi->group_sms[i] = groups[i].sm.smCount;
+	if ((rc = cuda_granularity_of(cu, dev, &gi->granularity)))
+		return cuda_fail(cu, rc, err, errlen,
+				 "cuMemGetAllocationGranularity");
+	return CUDA_SUCCESS;
+}
+
+static int cuda_probe(struct vgpu_gpu_info *gpus, int max, char *err,
+		      size_t errlen)
+{
+	struct cuda_sym cu;
+	int count = 0, i;
+	CUresult rc;
+
+	if (cuda_sym_load(&cu, err, errlen))
+		return -1;
+	if ((rc = cu.cuInit(0))) {
+		cuda_fail(&cu, rc, err, errlen, "cuInit");
+		return -1;
+	}
+	if ((rc = cu.cuDeviceGetCount(&count))) {
+		cuda_fail(&cu, rc, err, errlen, "cuDeviceGetCount");
+		return -1;
+	}
+	for (i = 0; i < count && i < max; i++) {
+		char one[200];
+
+		if (cuda_probe_one(&cu, i, &gpus[i], one, sizeof(one))) {
+			snprintf(err, errlen, "GPU %d: %s", i, one);
+			return -1;
+		}
+	}
+	return i;
+}
+
+/* ---- open / close ------------------------------------------------------ */
+
+/* The green context over the listed groups, current on this thread. */
+static int cuda_open_slice(struct backend *b, char *err, size_t errlen)
+{
+	const struct cuda_sym *cu = &b->cu;
+	CUdevResource whole, groups[VGPU_MAX_SM_GROUPS];
+	CUdevResource sel[VGPU_MAX_SM_GROUPS], got;
+	uint8_t used[VGPU_MAX_SM_GROUPS] = {0};
+	CUdevResourceDesc desc;
+	unsigned ngroups, i, sum = 0;
+	CUresult rc;
+
+	if ((rc = cuda_split(cu, b->dev, &whole, groups, &ngroups, err,
+			     errlen)))
+		return rc;
+	if (b->cfg.ngroups == 0 || b->cfg.ngroups > VGPU_MAX_SM_GROUPS) {
+		snprintf(err, errlen,
+			 "cuda: a slice needs 1 to %u SM groups, "
+			 "not %u",
+			 VGPU_MAX_SM_GROUPS, b->cfg.ngroups);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	for (i = 0; i < b->cfg.ngroups; i++) {
+		uint32_t g = b->cfg.groups[i];
+
+		if (g >= ngroups || used[g]) {
+			snprintf(err, errlen,
+				 g >= ngroups
+					 ? "cuda: SM group %u does not exist "
+					   "(GPU %u has %u groups)"
+					 : "cuda: SM group %u is listed twice",
+				 g, b->cfg.gpu, ngroups);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		used[g] = 1;
+		sel[i] = groups[g];
+		sum += groups[g].sm.smCount;
+	}
+	rc = cu->cuDevResourceGenerateDesc(&desc, sel, b->cfg.ngroups);
+	if (rc)
+		return cuda_fail(cu, rc, err, errlen,
+				 "cuDevResourceGenerateDesc");
+	rc = cu->cuGreenCtxCreate(&b->green, desc, b->dev,
+				  CU_GREEN_CTX_DEFAULT_STREAM);
+	if (rc) {
+		b->green = NULL;
+		return cuda_fail(cu, rc, err, errlen, "cuGreenCtxCreate");
+	}
+	if ((rc = cu->cuCtxFromGreenCtx(&b->ctx, b->green)))
+		return cuda_fail(cu, rc, err, errlen, "cuCtxFromGreenCtx");
+	if ((rc = cu->cuCtxSetCurrent(b->ctx)))
+		return cuda_fail(cu, rc, err, errlen, "cuCtxSetCurrent");
+	memset(&got, 0, sizeof(got));
+	rc = cu->cuGreenCtxGetDevResource(b->green, &got,
+					  CU_DEV_RESOURCE_TYPE_SM);
+	if (rc)
+		return cuda_fail(cu, rc, err, errlen,
+				 "cuGreenCtxGetDevResource");
+	if (got.sm.smCount != sum) {
+		snprintf(err, errlen,
+			 "cuda: the green context has %u SMs, but its %u "
+			 "groups hold %u",
+			 got.sm.smCount, b->cfg.ngroups, sum);
+		return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+	}
+	b->nsms = sum;
+	return CUDA_SUCCESS;
+}
+
+/* Reserve the VA window at exactly va_base, never anywhere else. */
+static int cuda_reserve(struct backend *b, char *err, size_t errlen)
+{
+	const struct cuda_sym *cu = &b->cu;
+	CUdeviceptr p = 0;
+	CUresult rc;
+
+	if (!b->cfg.va_base || !b->cfg.va_size || b->cfg.va_base % b->gran ||
+	    b->cfg.va_size % b->gran ||
+	    b->cfg.va_base + b->cfg.va_size < b->cfg.va_base) {
+		snprintf(err, errlen,
+			 "cuda: VA window 0x%" PRIx64 " + 0x%" PRIx64
+			 " is empty or not aligned to the 0x%" PRIx64
+			 "-byte granule",
+			 b->cfg.va_base, b->cfg.va_size, b->gran);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	rc = cu->cuMemAddressReserve(&p, b->cfg.va_size, 0,
+				     (CUdeviceptr)b->cfg.va_base, 0);
+	if (rc) {
+		char what[96];
+
+		snprintf(what, sizeof(what),
+			 "cuMemAddressReserve at 0x%" PRIx64, b->cfg.va_base);
+		return cuda_fail(cu, rc, err, errlen, what);
+	}
+	if (p != (CUdeviceptr)b->cfg.va_base) {
+		cu->cuMemAddressFree(p, b->cfg.va_size);
+		snprintf(err, errlen,
+			 "cuda: asked for the VA window at 0x%" PRIx64
+			 " but the driver reserved 0x%llx (the range is taken)",
+			 b->cfg.va_base, (unsigned long long)p);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	b->va = p;
+	b->va_reserved = 1;
+	b->ngranules = b->cfg.va_size / b->gran;
+	b->mapped = calloc((b->ngranules + 7) / 8, 1);
+	b->handles = calloc(b->ngranules, sizeof(*b->handles));
+	if (!b->mapped || !b->handles) {
+		snprintf(err, errlen, "cuda: out of memory");
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* What a client sees as the device, read once. */
+static void cuda_read_info(struct backend *b, const char *gpu_name,
+			   const uint8_t uuid[16])
+{
+	struct vgpu_device_info *info = &b->info;
+	int i, v;
+
+	memset(info, 0, sizeof(*info));
+	snprintf(info->name, sizeof(info->name), "vGPU %s: %u-SM slice of %s",
+		 b->cfg.name, b->nsms, gpu_name);
+	snprintf(info->gpu_name, sizeof(info->gpu_name), "%s", gpu_name);
+	snprintf(info->vgpu_name, sizeof(info->vgpu_name), "%s", b->cfg.name);
+	info->backend = VGPU_BACKEND_CUDA;
+	info->sm_count = b->nsms;
+	info->memory_quota = b->cfg.memory_quota;
+	cuda_vgpu_uuid(info->uuid, uuid, b->cfg.name);
+	for (i = 1; i < VGPU_DEVICE_ATTRS; i++) {
+		v = 0;
+		if (b->cu.cuDeviceGetAttribute(&v, (CUdevice_attribute)i,
+					       b->dev))
+			v = 0;
+		info->attrs[i] = v;
+	}
+	info->attrs[CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT] = (int)b->nsms;
+	info->cc_major =
+		(uint32_t)info
+			->attrs[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR];
+	info->cc_minor =
+		(uint32_t)info
+			->attrs[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR];
+	v = 0;
+	if (b->cu.cuDriverGetVersion(&v) == CUDA_SUCCESS)
+		info->driver_version = (uint32_t)v;
+}
+
+static void cuda_close(struct backend *b);
+
+static int cuda_open(struct backend **out, const struct vgpu_worker_config *cfg,
+		     char *err, size_t errlen)
+{
+	const char *ser = getenv("VGPU_CUDA_SERIALIZE");
+	struct backend *b = calloc(1, sizeof(*b));
+	char gpu_name[128] = "";
+	CUuuid uuid;
+	CUresult rc;
+
+	if (!b) {
+		snprintf(err, errlen, "cuda: out of memory");
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_init(&b->api, NULL);
+	pthread_mutex_init(&b->lock, NULL);
+	b->serialize = !(ser && strcmp(ser, "0") == 0);
+	b->cfg = *cfg;
+	b->cfg.name[sizeof(b->cfg.name) - 1] = '\0';
+
+	if (cuda_sym_load(&b->cu, err, errlen)) {
+		rc = CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+		goto fail;
+	}
+	if ((rc = b->cu.cuInit(0))) {
+		cuda_fail(&b->cu, rc, err, errlen, "cuInit");
+		goto fail;
+	}
+	if ((rc = b->cu.cuDeviceGet(&b->dev, (int)cfg->gpu))) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "cuDeviceGet(%u)", cfg->gpu);
+		cuda_fail(&b->cu, rc, err, errlen, what);
+		goto fail;
+	}
+	if ((rc = b->cu.cuDeviceGetName(gpu_name, sizeof(gpu_name) - 1,
+					b->dev)) ||
+	    (rc = b->cu.cuDeviceGetUuid_v2(&uuid, b->dev))) {
+		cuda_fail(&b->cu, rc, err, errlen, "reading the device");
+		goto fail;
+	}
+	if ((rc = cuda_open_slice(b, err, errlen)))
+		goto fail;
+	if ((rc = cuda_granularity_of(&b->cu, b->dev, &b->gran)) ||
+	    b->gran == 0) {
+		cuda_fail(&b->cu, rc ? rc : CUDA_ERROR_UNKNOWN, err, errlen,
+			  "cuMemGetAllocationGranularity");
+		rc = rc ? rc : CUDA_ERROR_UNKNOWN;
+		goto fail;
+	}
+	if ((rc = cuda_reserve(b, err, errlen)))
+		goto fail;
+	rc = b->cu.cuGreenCtxStreamCreate(&b->default_stream, b->green,
+					  CU_STREAM_NON_BLOCKING, 0);
+	if (rc) {
+		b->default_stream = NULL;
+		cuda_fail(&b->cu, rc, err, errlen, "cuGreenCtxStreamCreate");
+		goto fail;
+	}
+	cuda_read_info(b, gpu_name, (const uint8_t *)uuid.bytes);
+	*out = b;
+	return CUDA_SUCCESS;
+fail:
+	cuda_close(b);
+	return rc;
+}
+
+/* Give queued work a bounded time to finish: unmapping memory under a
+ * running kernel would fault it (and, under MPS, its neighbours). */
+static void cuda_drain(struct backend *b)
+{
+	struct timespec nap = {0, 1000000};
+	long waited = 0;
+	struct backend_stream *s;
+	int busy;
+
+	do {
+		busy = b->default_stream &&
+		       b->cu.cuStreamQuery(b->default_stream) ==
+			       CUDA_ERROR_NOT_READY;
+		for (s = b->streams; s && !busy; s = s->next)
+			busy = b->cu.cuStreamQuery(s->stream) ==
+			       CUDA_ERROR_NOT_READY;
+		if (busy)
+			nanosleep(&nap, NULL);
+	} while (busy && ++waited < CUDA_CLOSE_DRAIN_MS);
+}
+
+static void cuda_unmap_granule(struct backend *b, uint64_t i)
+{
+	b->cu.cuMemUnmap(b->va + i * b->gran, b->gran);
+	b->cu.cuMemRelease(b->handles[i]);
+	b->mapped[i / 8] &= (uint8_t) ~(1u << (i % 8));
+	b->handles[i] = 0;
+}
+
+static void cuda_close(struct backend *b)
+{
+	uint64_t i;
+
+	if (!b)
+		return;
+	if (b->ctx) {
+		b->cu.cuCtxSetCurrent(b->ctx);
+		cuda_drain(b);
+	}
+	while (b->libs) {
+		struct backend_library *l = b->libs;
+
+		b->libs = l->next;
+		while (l->kernels) {
+			struct backend_kernel *k = l->kernels;
+
+			l->kernels = k->next;
+			free(k);
+		}
+		b->cu.cuLibraryUnload(l->lib);
+		free(l);
+	}
+	while (b->events) {
+		struct backend_event *e = b->events;
+
+		b->events = e->next;
+		b->cu.cuEventDestroy_v2(e->event);
+		free(e);
+	}
+	while (b->streams) {
+		struct backend_stream *s = b->streams;
+
+		b->streams = s->next;
+		b->cu.cuStreamDestroy_v2(s->stream);
+		free(s);
+	}
+	if (b->default_stream)
+		b->cu.cuStreamDestroy_v2(b->default_stream);
+	if (b->mapped)
+		for (i = 0; i < b->ngranules; i++)
+			if (b->mapped[i / 8] & (1u << (i % 8)))
+				cuda_unmap_granule(b, i);
+	if (b->va_reserved)
+		b->cu.cuMemAddressFree(b->va, b->cfg.va_size);
+	if (b->green) {
+		b->cu.cuCtxSetCurrent(NULL);
+		b->cu.cuGreenCtxDestroy(b->green);
+	}
+	free(b->mapped);
+	free(b->handles);
+	pthread_mutex_destroy(&b->api);
+	pthread_mutex_destroy(&b->lock);
+	/* b->cu.dl stays open: libcuda cannot be unloaded once used */
+	free(b);
+}
+
+static int cuda_thread_attach(struct backend *b)
+{
+	return b->cu.cuCtxSetCurrent(b->ctx);
+}
+
+static void cuda_device_info(struct backend *b, struct vgpu_device_info *info)
+{
+	*info = b->info;
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+static uint64_t cuda_granularity(struct backend *b)
+{
+	return b->gran;
+}
+
+static int cuda_granules(struct backend *b, uint64_t va, uint64_t size,
+			 uint64_t *first, uint64_t *count)
+{
+	uint64_t off = va - b->cfg.va_base;
+
+	if (va < b->cfg.va_base || off > b->cfg.va_size || size == 0 ||
+	    size > b->cfg.va_size - off || off % b->gran || size % b->gran)
+		return -1;
+	*first = off / b->gran;
+	*count = size / b->gran;
+	return 0;
+}
+
+static int granule_mapped(const struct backend *b, uint64_t i)
+{
+	return (b->mapped[i / 8] >> (i % 8)) & 1;
+}
+
+/*
+ * Back [va, va + size) with device memory: one physical allocation per
+ * granule, mapped, then made read-write for this device in one call. On
+ * failure everything this call mapped is released again.
+ */
+static int cuda_mem_map(struct backend *b, uint64_t va, uint64_t size)
+{
+	const struct cuda_sym *cu = &b->cu;
+	CUmemAllocationProp prop;
+	CUmemAccessDesc access;
+	uint64_t first, count, i, done = 0;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (cuda_granules(b, va, size, &first, &count))
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = b->dev;
+	memset(&access, 0, sizeof(access));
+	access.location = prop.location;
+	access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+
+	pthread_mutex_lock(&b->lock);
+	for (i = first; i < first + count; i++) {
+		if (granule_mapped(b, i)) {
+			rc = CUDA_ERROR_INVALID_VALUE; /* already mapped */
+			goto out;
+		}
+	}
+	for (i = first; i < first + count; i++, done++) {
+		CUmemGenericAllocationHandle h;
+
+		rc = cu->cuMemCreate(&h, b->gran, &prop, 0);
+		if (rc)
+			break;
+		rc = cu->cuMemMap(b->va + i * b->gran, b->gran, 0, h, 0);
+		if (rc) {
+			cu->cuMemRelease(h);
+			break;
+		}
+		b->handles[i] = h;
+		b->mapped[i / 8] |= (uint8_t)(1u << (i % 8));
+	}
+	if (rc == CUDA_SUCCESS)
+		rc = cu->cuMemSetAccess((CUdeviceptr)va, size, &access, 1);
+	if (rc) {
+		for (i = first; i < first + done; i++)
+			cuda_unmap_granule(b, i);
+	}
+out:
+	pthread_mutex_unlock(&b->lock);
+	return rc;
+}
+
+static int cuda_mem_unmap(struct backend *b, uint64_t va, uint64_t size)
+{
+	const struct cuda_sym *cu = &b->cu;
+	uint64_t first, count, i;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (cuda_granules(b, va, size, &first, &count))
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&b->lock);
+	for (i = first; i < first + count; i++) {
+		if (!granule_mapped(b, i)) {
+			rc = CUDA_ERROR_INVALID_VALUE; /* not mapped */
+			goto out;
+		}
+	}
+	for (i = first; i < first + count; i++) {
+		rc = cu->cuMemUnmap(b->va + i * b->gran, b->gran);
+		if (rc)
+			break; /* the rest stays mapped and accounted */
+		cu->cuMemRelease(b->handles[i]);
+		b->handles[i] = 0;
+		b->mapped[i / 8] &= (uint8_t) ~(1u << (i % 8));
+	}
+out:
+	pthread_mutex_unlock(&b->lock);
+	return rc;
+}
+
+/* ---- copies ------------------------------------------------------------ */
+
+/*
+ * Host buffers are in the client's ring (a shared memfd mapping), i.e.
+ * pageable memory. A pageable copy can block the calling thread until the
+ * stream's earlier work is done, so the stream is synchronised first,
+ * outside the API lock, and the copy itself then runs on an idle stream.
+ * TODO: cuMemHostRegister the ring's data area once per client, which
+ * makes these copies DMA straight from the ring.
+ */
+static int cuda_memcpy_htod(struct backend *b, struct backend_stream *s,
+			    uint64_t dst, const void *src, size_t n)
+{
+	CUstream st = stream_of(b, s);
+	CUresult rc;
+
+	if ((rc = b->cu.cuStreamSynchronize(st)))
+		return rc;
+	api_lock(b);
+	rc = b->cu.cuMemcpyHtoDAsync_v2((CUdeviceptr)dst, src, n, st);
+	api_unlock(b);
+	if (rc)
+		return rc;
+	return b->cu.cuStreamSynchronize(st);
+}
+
+static int cuda_memcpy_dtoh(struct backend *b, struct backend_stream *s,
+			    void *dst, uint64_t src, size_t n)
+{
+	CUstream st = stream_of(b, s);
+	CUresult rc;
+
+	if ((rc = b->cu.cuStreamSynchronize(st)))
+		return rc;
+	api_lock(b);
+	rc = b->cu.cuMemcpyDtoHAsync_v2(dst, (CUdeviceptr)src, n, st);
+	api_unlock(b);
+	if (rc)
+		return rc;
+	return b->cu.cuStreamSynchronize(st);
+}
+
+static int cuda_memcpy_dtod(struct backend *b, struct backend_stream *s,
+			    uint64_t dst, uint64_t src, size_t n)
+{
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuMemcpyDtoDAsync_v2((CUdeviceptr)dst, (CUdeviceptr)src, n,
+					stream_of(b, s));
+	api_unlock(b);
+	return rc;
+}
+
+static int cuda_memset(struct backend *b, struct backend_stream *s,
+		       uint64_t dst, uint32_t value, uint32_t elem_size,
+		       size_t count)
+{
+	CUstream st = stream_of(b, s);
+	CUresult rc;
+
+	api_lock(b);
+	switch (elem_size) {
+	case 1:
+		rc = b->cu.cuMemsetD8Async((CUdeviceptr)dst,
+					   (unsigned char)value, count, st);
+		break;
+	case 2:
+		rc = b->cu.cuMemsetD16Async((CUdeviceptr)dst,
+					    (unsigned short)value, count, st);
+		break;
+	case 4:
+		rc = b->cu.cuMemsetD32Async((CUdeviceptr)dst, value, count, st);
+		break;
+	default:
+		rc = CUDA_ERROR_INVALID_VALUE;
+		break;
+	}
+	api_unlock(b);
+	return rc;
+}
+
+/* ---- code -------------------------------------------------------------- */
+
+#define FATBIN_WRAPPER_MAGIC 0x466243b1u /* __fatBinC_Wrapper_t */
+#define FATBIN_MAGIC	     0xba55ed50u
+
+static int range_ok(uint64_t off, uint64_t n, uint64_t len)
+{
+	return off <= len && n <= len - off;
+}
+
+/* An ELF cubin: every header and section inside the image. */
+static int elf_image_ok(const unsigned char *img, size_t len)
+{
+	Elf64_Ehdr eh;
+	uint16_t i;
+
+	if (len < sizeof(eh))
+		return 0;
+	memcpy(&eh, img, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64)
+		return 0;
+	if (eh.e_phnum &&
+	    (eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	     !range_ok(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr),
+		       len)))
+		return 0;
+	if (eh.e_shnum &&
+	    (eh.e_shentsize != sizeof(Elf64_Shdr) ||
+	     !range_ok(eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr),
+		       len)))
+		return 0;
+	for (i = 0; i < eh.e_shnum; i++) {
+		Elf64_Shdr sh;
+
+		memcpy(&sh, img + eh.e_shoff + (uint64_t)i * sizeof(sh),
+		       sizeof(sh));
+		if (sh.sh_type != SHT_NOBITS &&
+		    !range_ok(sh.sh_offset, sh.sh_size, len))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The image comes from an untrusted client and the driver parses it in
+ * this process, so check what can be checked cheaply: no fatbin wrapper
+ * (it holds a pointer the driver would follow), ELF and fatbin sizes within
+ * the image, and PTX NUL-terminated (copied with a NUL when it is not).
+ * Returns the buffer to load (image or *copy), or NULL.
+ */
+static const void *cuda_image_checked(const unsigned char *img, size_t len,
+				      unsigned char **copy)
+{
+	uint32_t magic = 0;
+	uint16_t hsize;
+	uint64_t fsize;
+
+	*copy = NULL;
+	if (len >= 4)
+		memcpy(&magic, img, 4);
+	if (magic == FATBIN_WRAPPER_MAGIC)
+		return NULL;
+	if (len >= 4 && memcmp(img, ELFMAG, SELFMAG) == 0)
+		return elf_image_ok(img, len) ? img : NULL;
+	if (magic == FATBIN_MAGIC) {
+		if (len < 16)
+			return NULL;
+		memcpy(&hsize, img + 6, sizeof(hsize));
+		memcpy(&fsize, img + 8, sizeof(fsize));
+		return range_ok(hsize, fsize, len) ? img : NULL;
+	}
+	if (len && img[len - 1] == '\0')
+		return img; /* PTX */
+	*copy = malloc(len + 1);
+	if (!*copy)
+		return NULL;
+	memcpy(*copy, img, len);
+	(*copy)[len] = '\0';
+	return *copy;
+}
+
+static int cuda_library_load(struct backend *b, const void *image, size_t len,
+			     struct backend_library **out)
+{
+	struct backend_library *l;
+	unsigned char *copy;
+	const void *code;
+	CUresult rc;
+
+	if (!image || len == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	code = cuda_image_checked(image, len, &copy);
+	if (!code)
+		return CUDA_ERROR_INVALID_IMAGE;
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		free(copy);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	api_lock(b);
+	rc = b->cu.cuLibraryLoadData(&l->lib, code, NULL, NULL, 0, NULL, NULL,
+				     0);
+	api_unlock(b);
+	free(copy);
+	if (rc) {
+		free(l);
+		return rc;
+	}
+	pthread_mutex_lock(&b->lock);
+	LIST_ADD(b->libs, l);
+	pthread_mutex_unlock(&b->lock);
+	*out = l;
+	return CUDA_SUCCESS;
+}
+
+static void cuda_library_unload(struct backend *b, struct backend_library *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_lock(&b->lock);
+	LIST_DEL(b->libs, l);
+	pthread_mutex_unlock(&b->lock);
+	api_lock(b);
+	b->cu.cuLibraryUnload(l->lib);
+	api_unlock(b);
+	while (l->kernels) {
+		struct backend_kernel *k = l->kernels;
+
+		l->kernels = k->next;
+		free(k);
+	}
+	free(l);
+}
+
+/* The parameter layout, from cuKernelGetParamInfo: it answers
+ * CUDA_ERROR_INVALID_VALUE one past the last parameter. */
+static int cuda_param_layout(struct backend *b, CUkernel k,
+			     struct vgpu_kernel_info *layout)
+{
+	uint64_t end = 0;
+	size_t i, off, size;
+	CUresult rc;
+
+	memset(layout, 0, sizeof(*layout));
+	for (i = 0;; i++) {
+		rc = b->cu.cuKernelGetParamInfo(k, i, &off, &size);
+		if (rc == CUDA_ERROR_INVALID_VALUE)
+			break;
+		if (rc)
+			return rc;
+		if (i >= VGPU_MAX_PARAMS || off > VGPU_MAX_PARAM_BYTES ||
+		    size > VGPU_MAX_PARAM_BYTES)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		layout->params[i].offset = (uint32_t)off;
+		layout->params[i].size = (uint32_t)size;
+		if (off + size > end)
+			end = off + size;
+	}
+	if (end > VGPU_MAX_PARAM_BYTES)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	layout->nparams = (uint32_t)i;
+	layout->param_bytes = (uint32_t)end;
+	return CUDA_SUCCESS;
+}
+
+static int cuda_library_get_kernel(struct backend *b, struct backend_library *l,
+				   const char *name,
+				   struct backend_kernel **out,
+				   struct vgpu_kernel_info *layout)
+{
+	struct vgpu_kernel_info info;
+	struct backend_kernel *k;
+	CUkernel kernel;
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuLibraryGetKernel(&kernel, l->lib, name);
+	if (rc == CUDA_SUCCESS)
+		rc = cuda_param_layout(b, kernel, &info);
+	api_unlock(b);
+	if (rc)
+		return rc;
+
+	pthread_mutex_lock(&b->lock);
+	for (k = l->kernels; k && k->kernel != kernel; k = k->next)
+		;
+	if (!k && (k = calloc(1, sizeof(*k)))) {
+		k->kernel = kernel;
+		k->next = l->kernels;
+		l->kernels = k;
+	}
+	pthread_mutex_unlock(&b->lock);
+	if (!k)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (layout)
+		*layout = info;
+	*out = k;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * cuda.h (cuLaunchKernel): a CUkernel from cuLibraryGetKernel may be
+ * passed cast to CUfunction; the context is taken from the stream, which
+ * is always one of the green context's.
+ */
+static int cuda_launch(struct backend *b, struct backend_kernel *k,
+		       const uint32_t grid[3], const uint32_t block[3],
+		       uint32_t shared_bytes, struct backend_stream *s,
+		       void **params)
+{
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuLaunchKernel((CUfunction)k->kernel, grid[0], grid[1],
+				  grid[2], block[0], block[1], block[2],
+				  shared_bytes, stream_of(b, s), params, NULL);
+	api_unlock(b);
+	return rc;
+}
+
+/* ---- streams and events ------------------------------------------------ */
+
+static int cuda_stream_create(struct backend *b, struct backend_stream **out)
+{
+	struct backend_stream *s = calloc(1, sizeof(*s));
+	CUresult rc;
+
+	if (!s)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	api_lock(b);
+	rc = b->cu.cuGreenCtxStreamCreate(&s->stream, b->green,
+					  CU_STREAM_NON_BLOCKING, 0);
+	api_unlock(b);
+	if (rc) {
+		free(s);
+		return rc;
+	}
+	pthread_mutex_lock(&b->lock);
+	LIST_ADD(b->streams, s);
+	pthread_mutex_unlock(&b->lock);
+	*out = s;
+	return CUDA_SUCCESS;
+}
+
+static void cuda_stream_destroy(struct backend *b, struct backend_stream *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&b->lock);
+	LIST_DEL(b->streams, s);
+	pthread_mutex_unlock(&b->lock);
+	api_lock(b);
+	b->cu.cuStreamDestroy_v2(s->stream);
+	api_unlock(b);
+	free(s);
+}
+
+static int cuda_stream_sync(struct backend *b, struct backend_stream *s)
+{
+	return b->cu.cuStreamSynchronize(stream_of(b, s));
+}
+
+static int cuda_stream_query(struct backend *b, struct backend_stream *s)
+{
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuStreamQuery(stream_of(b, s));
+	api_unlock(b);
+	return rc;
+}
+
+static int cuda_stream_wait_event(struct backend *b, struct backend_stream *s,
+				  struct backend_event *e)
+{
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuStreamWaitEvent(stream_of(b, s), e->event, 0);
+	api_unlock(b);
+	return rc;
+}
+
+static int cuda_event_create(struct backend *b, uint32_t flags,
+			     struct backend_event **out)
+{
+	struct backend_event *e;
+	CUresult rc;
+
+	if (flags & CU_EVENT_INTERPROCESS)
+		return CUDA_ERROR_NOT_SUPPORTED; /* no IPC across vGPUs */
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	api_lock(b);
+	rc = b->cu.cuEventCreate(&e->event, flags);
+	api_unlock(b);
+	if (rc) {
+		free(e);
+		return rc;
+	}
+	pthread_mutex_lock(&b->lock);
+	LIST_ADD(b->events, e);
+	pthread_mutex_unlock(&b->lock);
+	*out = e;
+	return CUDA_SUCCESS;
+}
+
+static void cuda_event_destroy(struct backend *b, struct backend_event *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_lock(&b->lock);
+	LIST_DEL(b->events, e);
+	pthread_mutex_unlock(&b->lock);
+	api_lock(b);
+	b->cu.cuEventDestroy_v2(e->event);
+	api_unlock(b);
+	free(e);
+}
+
+static int cuda_event_record(struct backend *b, struct backend_event *e,
+			     struct backend_stream *s)
+{
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuEventRecord(e->event, stream_of(b, s));
+	api_unlock(b);
+	return rc;
+}
+
+static int cuda_event_sync(struct backend *b, struct backend_event *e)
+{
+	return b->cu.cuEventSynchronize(e->event);
+}
+
+static int cuda_event_query(struct backend *b, struct backend_event *e)
+{
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuEventQuery(e->event);
+	api_unlock(b);
+	return rc;
+}
+
+static int cuda_event_elapsed(struct backend *b, struct backend_event *start,
+			      struct backend_event *end, float *ms)
+{
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuEventElapsedTime_v2(ms, start->event, end->event);
+	api_unlock(b);
+	return rc;
+}
+
+const struct backend_ops backend_cuda_ops = {
+	.name = "cuda",
+	.kind = VGPU_BACKEND_CUDA,
+	.probe = cuda_probe,
+	.open = cuda_open,
+	.close = cuda_close,
+	.thread_attach = cuda_thread_attach,
+	.device_info = cuda_device_info,
+	.granularity = cuda_granularity,
+	.mem_map = cuda_mem_map,
+	.mem_unmap = cuda_mem_unmap,
+	.memcpy_htod = cuda_memcpy_htod,
+	.memcpy_dtoh = cuda_memcpy_dtoh,
+	.memcpy_dtod = cuda_memcpy_dtod,
+	.memset = cuda_memset,
+	.library_load = cuda_library_load,
+	.library_unload = cuda_library_unload,
+	.library_get_kernel = cuda_library_get_kernel,
+	.launch = cuda_launch,
+	.stream_create = cuda_stream_create,
+	.stream_destroy = cuda_stream_destroy,
+	.stream_sync = cuda_stream_sync,
+	.stream_query = cuda_stream_query,
+	.stream_wait_event = cuda_stream_wait_event,
+	.event_create = cuda_event_create,
+	.event_destroy = cuda_event_destroy,
+	.event_record = cuda_event_record,
+	.event_sync = cuda_event_sync,
+	.event_query = cuda_event_query,
+	.event_elapsed = cuda_event_elapsed,
+};

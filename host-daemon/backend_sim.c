@@ -1,0 +1,763 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The "sim" backend: a CPU simulator of a GPU slice, for CI and machines
+ * without a GPU. It names itself as a simulator everywhere ("vgpu
+ * simulated GPU"); no GPU figure is ever taken from it.
+ *
+ * Settings (environment, read by probe and open):
+ *   VGPU_SIM_GPUS    simulated GPUs (default 1)
+ *   VGPU_SIM_SMS     SMs per GPU (default 132); split into floor(sms / 8)
+ *                    groups of 8, group g being SMs g*8 .. g*8+7
+ *   VGPU_SIM_MEMORY  bytes per GPU, suffix K, M or G allowed (default 16G)
+ *
+ * Device memory is the vGPU's VA window itself, reserved PROT_NONE at
+ * exactly va_base and made read-write granule by granule, so a device
+ * pointer is a host pointer here. Kernels are the C twins in kernels/,
+ * found by name; execution is in sim_exec.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cuda.h>
+
+#include "backend.h"
+#include "sim_exec.h"
+#include "sim_kernel.h"
+
+#define SIM_GPU_NAME	   "vgpu simulated GPU"
+#define SIM_GROUP_SMS	   8
+#define SIM_GRANULE	   (2ull << 20)
+#define SIM_CC_MAJOR	   9
+#define SIM_CC_MINOR	   0
+#define SIM_DRIVER_VERSION 13000
+#define SIM_MAX_SMS	   (VGPU_MAX_SM_GROUPS * SIM_GROUP_SMS)
+
+struct sim_settings {
+	uint32_t gpus;
+	uint32_t sms;
+	uint64_t memory;
+};
+
+struct backend_kernel {
+	struct backend_kernel *next;
+	const struct sim_kernel_desc *desc;
+};
+
+struct backend_library {
+	struct backend_library *next, *prev;
+	unsigned char *image;
+	size_t len;
+	struct backend_kernel *kernels;
+};
+
+struct backend {
+	struct vgpu_worker_config cfg;
+	struct sim_settings st;
+	uint32_t nsms;
+	uint32_t smids[SIM_MAX_SMS];
+	unsigned char *va;
+	uint64_t va_size;
+	struct sim_exec *x;
+
+	pthread_mutex_t lock; /* the granule bitmap and the library list */
+	uint8_t *mapped;      /* one bit per granule of the window */
+	uint64_t mapped_bytes;
+	struct backend_library *libs;
+};
+
+/* ---- settings ----------------------------------------------------------- */
+
+/*
+ * Read one numeric setting: unset means the default; anything else must
+ * be a plain decimal number (with a K/M/G suffix where allowed) within
+ * [min, max].
+ */
+static int env_number(const char *var, uint64_t def, int suffix_ok,
+		      uint64_t min, uint64_t max, uint64_t *out, char *err,
+		      size_t errlen)
+{
+	const char *s = getenv(var);
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	if (!s) {
+		*out = def;
+		return 0;
+	}
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		goto bad;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		goto bad;
+	if (suffix_ok && *end) {
+		switch (*end) {
+		case 'K':
+		case 'k':
+			shift = 10;
+			break;
+		case 'M':
+		case 'm':
+			shift = 20;
+			break;
+		case 'G':
+		case 'g':
+			shift = 30;
+			break;
+		default:
+			goto bad;
+		}
+		end++;
+	}
+	if (*end)
+		goto bad;
+	if (shift && v > (UINT64_MAX >> shift))
+		goto range;
+	v <<= shift;
+	if (v < min || v > max)
+		goto range;
+	*out = v;
+	return 0;
+bad:
+	snprintf(err, errlen, "sim: %s='%s' is not a %s", var, s,
+		 suffix_ok ? "size (a number with an optional K, M or G)"
+			   : "number");
+	return -1;
+range:
+	snprintf(err, errlen,
+		 "sim: %s='%s' is out of range (%" PRIu64 " to %" PRIu64 ")",
+		 var, s, min, max);
+	return -1;
+}
+
+static int sim_settings_read(struct sim_settings *st, char *err, size_t errlen)
+{
+	uint64_t v;
+
+	if (env_number("VGPU_SIM_GPUS", 1, 0, 1, VGPU_MAX_GPUS, &v, err,
+		       errlen))
+		return -1;
+	st->gpus = (uint32_t)v;
+	if (env_number("VGPU_SIM_SMS", 132, 0, SIM_GROUP_SMS, SIM_MAX_SMS, &v,
+		       err, errlen))
+		return -1;
+	st->sms = (uint32_t)v;
+	if (env_number("VGPU_SIM_MEMORY", 16ull << 30, 1, SIM_GRANULE,
+		       1ull << 44, &v, err, errlen))
+		return -1;
+	st->memory = v;
+	return 0;
+}
+
+static uint32_t sim_ngroups(const struct sim_settings *st)
+{
+	return st->sms / SIM_GROUP_SMS;
+}
+
+/* A UUID that cannot be mistaken for a real GPU's: "vgpu-sim" + index. */
+static void sim_uuid(uint8_t uuid[16], uint32_t gpu)
+{
+	memset(uuid, 0, 16);
+	memcpy(uuid, "vgpu-sim", 8);
+	uuid[12] = (uint8_t)(gpu >> 24);
+	uuid[13] = (uint8_t)(gpu >> 16);
+	uuid[14] = (uint8_t)(gpu >> 8);
+	uuid[15] = (uint8_t)gpu;
+}
+
+static int sim_probe(struct vgpu_gpu_info *gpus, int max, char *err,
+		     size_t errlen)
+{
+	struct sim_settings st;
+	uint32_t i, g;
+
+	if (sim_settings_read(&st, err, errlen))
+		return -1;
+	for (i = 0; i < st.gpus && (int)i < max; i++) {
+		struct vgpu_gpu_info *gi = &gpus[i];
+
+		memset(gi, 0, sizeof(*gi));
+		gi->index = i;
+		gi->backend = VGPU_BACKEND_SIM;
+		snprintf(gi->name, sizeof(gi->name), "%s", SIM_GPU_NAME);
+		sim_uuid(gi->uuid, i);
+		gi->sm_count = st.sms;
+		gi->min_partition = SIM_GROUP_SMS;
+		gi->alignment = SIM_GROUP_SMS;
+		gi->cc_major = SIM_CC_MAJOR;
+		gi->cc_minor = SIM_CC_MINOR;
+		gi->memory_total = st.memory;
+		gi->granularity = SIM_GRANULE;
+		gi->ngroups = sim_ngroups(&st);
+		for (g = 0; g < gi->ngroups; g++)
+			gi->group_sms[g] = SIM_GROUP_SMS;
+	}
+	return (int)i;
+}
+
+/* ---- open / close ------------------------------------------------------ */
+
+/* Check the slice part of a config against the simulated GPUs and fill in
+ * the SM ids the slice's threads play. */
+static int sim_check_config(struct backend *b, char *err, size_t errlen)
+{
+	const struct vgpu_worker_config *cfg = &b->cfg;
+	uint8_t used[VGPU_MAX_SM_GROUPS] = {0};
+	uint32_t ngroups = sim_ngroups(&b->st), i, j;
+
+	if (cfg->gpu >= b->st.gpus) {
+		snprintf(err, errlen,
+			 "sim: GPU %u does not exist (VGPU_SIM_GPUS=%u)",
+			 cfg->gpu, b->st.gpus);
+		return -1;
+	}
+	if (cfg->ngroups == 0 || cfg->ngroups > VGPU_MAX_SM_GROUPS) {
+		snprintf(err, errlen,
+			 "sim: a slice needs 1 to %u SM groups, "
+			 "not %u",
+			 VGPU_MAX_SM_GROUPS, cfg->ngroups);
+		return -1;
+	}
+	for (i = 0; i < cfg->ngroups; i++) {
+		uint32_t g = cfg->groups[i];
+
+		if (g >= ngroups) {
+			snprintf(err, errlen,
+				 "sim: SM group %u does not exist (GPU %u has "
+				 "%u groups of %u SMs)",
+				 g, cfg->gpu, ngroups, SIM_GROUP_SMS);
+			return -1;
+		}
+		if (used[g]) {
+			snprintf(err, errlen,
+				 "sim: SM group %u is listed twice", g);
+			return -1;
+		}
+		used[g] = 1;
+		for (j = 0; j < SIM_GROUP_SMS; j++)
+			b->smids[b->nsms++] = g * SIM_GROUP_SMS + j;
+	}
+	if (!cfg->va_base || cfg->va_base % SIM_GRANULE || !cfg->va_size ||
+	    cfg->va_size % SIM_GRANULE ||
+	    cfg->va_base + cfg->va_size < cfg->va_base) {
+		snprintf(err, errlen,
+			 "sim: VA window 0x%" PRIx64 " + 0x%" PRIx64
+			 " is empty or not aligned to the 2 MiB granule",
+			 cfg->va_base, cfg->va_size);
+		return -1;
+	}
+	return 0;
+}
+
+/* Reserve the window at exactly va_base, never anywhere else. */
+static int sim_reserve(struct backend *b, char *err, size_t errlen)
+{
+	void *want = (void *)(uintptr_t)b->cfg.va_base;
+	void *p;
+
+	p = mmap(want, b->cfg.va_size, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			 MAP_FIXED_NOREPLACE,
+		 -1, 0);
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen,
+			 "sim: cannot reserve the VA window at 0x%" PRIx64
+			 " (0x%" PRIx64 " bytes): %s",
+			 b->cfg.va_base, b->cfg.va_size,
+			 errno == EEXIST ? "the range is already in use"
+					 : strerror(errno));
+		return -1;
+	}
+	if (p != want) {
+		/* a kernel without MAP_FIXED_NOREPLACE took it as a hint */
+		munmap(p, b->cfg.va_size);
+		snprintf(err, errlen,
+			 "sim: asked for the VA window at 0x%" PRIx64
+			 " but got %p",
+			 b->cfg.va_base, p);
+		return -1;
+	}
+	b->va = p;
+	b->va_size = b->cfg.va_size;
+	return 0;
+}
+
+static void sim_close(struct backend *b);
+
+static int sim_open(struct backend **out, const struct vgpu_worker_config *cfg,
+		    char *err, size_t errlen)
+{
+	struct backend *b = calloc(1, sizeof(*b));
+	int rc;
+
+	if (!b) {
+		snprintf(err, errlen, "sim: out of memory");
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_init(&b->lock, NULL);
+	b->cfg = *cfg;
+	b->cfg.name[sizeof(b->cfg.name) - 1] = '\0';
+	rc = CUDA_ERROR_INVALID_VALUE;
+	if (sim_settings_read(&b->st, err, errlen) ||
+	    sim_check_config(b, err, errlen))
+		goto fail;
+	rc = CUDA_ERROR_OUT_OF_MEMORY;
+	b->mapped = calloc((cfg->va_size / SIM_GRANULE + 7) / 8, 1);
+	if (!b->mapped) {
+		snprintf(err, errlen, "sim: out of memory");
+		goto fail;
+	}
+	if (sim_reserve(b, err, errlen))
+		goto fail;
+	rc = sim_exec_create(&b->x, b->smids, b->nsms, err, errlen);
+	if (rc != CUDA_SUCCESS)
+		goto fail;
+	*out = b;
+	return CUDA_SUCCESS;
+fail:
+	sim_close(b);
+	return rc;
+}
+
+static void sim_library_free(struct backend_library *l)
+{
+	while (l->kernels) {
+		struct backend_kernel *k = l->kernels;
+
+		l->kernels = k->next;
+		free(k);
+	}
+	free(l->image);
+	free(l);
+}
+
+static void sim_close(struct backend *b)
+{
+	if (!b)
+		return;
+	sim_exec_destroy(b->x);
+	while (b->libs) {
+		struct backend_library *l = b->libs;
+
+		b->libs = l->next;
+		sim_library_free(l);
+	}
+	if (b->va)
+		munmap(b->va, b->va_size);
+	free(b->mapped);
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+}
+
+static int sim_thread_attach(struct backend *b)
+{
+	return CUDA_SUCCESS;
+}
+
+/* Device attributes an H100 slice would report (the SM count is the
+ * slice's). Only what a CUDA program commonly asks for. */
+static void sim_fill_attrs(const struct backend *b, int32_t *attrs)
+{
+	static const struct {
+		int attr;
+		int32_t value;
+	} h100[] = {
+		{CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024},
+		{CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, 1024},
+		{CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, 1024},
+		{CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, 64},
+		{CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, 2147483647},
+		{CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 65535},
+		{CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, 65535},
+		{CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 49152},
+		{CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY, 65536},
+		{CU_DEVICE_ATTRIBUTE_WARP_SIZE, 32},
+		{CU_DEVICE_ATTRIBUTE_MAX_PITCH, 2147483647},
+		{CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 65536},
+		{CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 1755000},
+		{CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, 512},
+		{CU_DEVICE_ATTRIBUTE_GPU_OVERLAP, 1},
+		{CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 0},
+		{CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, 1},
+		{CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 2619000},
+		{CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 5120},
+		{CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 52428800},
+		{CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 2048},
+		{CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, 2},
+		{CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 1},
+		{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, SIM_CC_MAJOR},
+		{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, SIM_CC_MINOR},
+		{CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED, 1},
+		{CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED, 1},
+		{CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED, 1},
+		{CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+		 233472},
+		{CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 65536},
+		{CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 232448},
+		{CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, 32},
+		{CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT, 32},
+		{CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, 1024},
+	};
+	size_t i;
+
+	memset(attrs, 0, VGPU_DEVICE_ATTRS * sizeof(*attrs));
+	for (i = 0; i < sizeof(h100) / sizeof(h100[0]); i++)
+		if (h100[i].attr < VGPU_DEVICE_ATTRS)
+			attrs[h100[i].attr] = h100[i].value;
+	attrs[CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT] = (int32_t)b->nsms;
+}
+
+static void sim_device_info(struct backend *b, struct vgpu_device_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	snprintf(info->name, sizeof(info->name), "vGPU %s: %u-SM slice of %s",
+		 b->cfg.name, b->nsms, SIM_GPU_NAME);
+	snprintf(info->gpu_name, sizeof(info->gpu_name), "%s", SIM_GPU_NAME);
+	snprintf(info->vgpu_name, sizeof(info->vgpu_name), "%s", b->cfg.name);
+	info->backend = VGPU_BACKEND_SIM;
+	info->sm_count = b->nsms;
+	info->cc_major = SIM_CC_MAJOR;
+	info->cc_minor = SIM_CC_MINOR;
+	info->memory_quota = b->cfg.memory_quota;
+	info->driver_version = SIM_DRIVER_VERSION;
+	sim_uuid(info->uuid, b->cfg.gpu);
+	sim_fill_attrs(b, info->attrs);
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+static uint64_t sim_granularity(struct backend *b)
+{
+	return SIM_GRANULE;
+}
+
+static int bit_get(const uint8_t *bits, uint64_t i)
+{
+	return (bits[i / 8] >> (i % 8)) & 1;
+}
+
+static void bit_put(uint8_t *bits, uint64_t i, int v)
+{
+	if (v)
+		bits[i / 8] |= (uint8_t)(1u << (i % 8));
+	else
+		bits[i / 8] &= (uint8_t) ~(1u << (i % 8));
+}
+
+/* The granule range of [va, va + size), or -1 when it is not a granule
+ * aligned range inside the window. */
+static int sim_granules(struct backend *b, uint64_t va, uint64_t size,
+			uint64_t *first, uint64_t *count)
+{
+	uint64_t off = va - b->cfg.va_base;
+
+	if (va < b->cfg.va_base || off > b->va_size || size == 0 ||
+	    size > b->va_size - off || off % SIM_GRANULE || size % SIM_GRANULE)
+		return -1;
+	*first = off / SIM_GRANULE;
+	*count = size / SIM_GRANULE;
+	return 0;
+}
+
+static int sim_mem_map(struct backend *b, uint64_t va, uint64_t size)
+{
+	uint64_t first, count, i;
+	int rc = CUDA_SUCCESS;
+
+	if (sim_granules(b, va, size, &first, &count))
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&b->lock);
+	for (i = first; i < first + count; i++) {
+		if (bit_get(b->mapped, i)) {
+			rc = CUDA_ERROR_INVALID_VALUE; /* already mapped */
+			goto out;
+		}
+	}
+	if (size > b->st.memory - b->mapped_bytes) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	if (mprotect((void *)(uintptr_t)va, size, PROT_READ | PROT_WRITE)) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY; /* e.g. too many mappings */
+		goto out;
+	}
+	for (i = first; i < first + count; i++)
+		bit_put(b->mapped, i, 1);
+	b->mapped_bytes += size;
+out:
+	pthread_mutex_unlock(&b->lock);
+	return rc;
+}
+
+static int sim_mem_unmap(struct backend *b, uint64_t va, uint64_t size)
+{
+	void *p = (void *)(uintptr_t)va;
+	uint64_t first, count, i;
+	int rc = CUDA_SUCCESS;
+
+	if (sim_granules(b, va, size, &first, &count))
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&b->lock);
+	for (i = first; i < first + count; i++) {
+		if (!bit_get(b->mapped, i)) {
+			rc = CUDA_ERROR_INVALID_VALUE; /* not mapped */
+			goto out;
+		}
+	}
+	/* drop the pages (reads as zeros if mapped again), then fence */
+	if (madvise(p, size, MADV_DONTNEED) || mprotect(p, size, PROT_NONE)) {
+		rc = CUDA_ERROR_UNKNOWN;
+		goto out;
+	}
+	for (i = first; i < first + count; i++)
+		bit_put(b->mapped, i, 0);
+	b->mapped_bytes -= size;
+out:
+	pthread_mutex_unlock(&b->lock);
+	return rc;
+}
+
+/* ---- copies ------------------------------------------------------------ */
+
+static void *dptr(uint64_t va)
+{
+	return (void *)(uintptr_t)va;
+}
+
+static int sim_memcpy_htod(struct backend *b, struct backend_stream *s,
+			   uint64_t dst, const void *src, size_t n)
+{
+	return sim_copy(b->x, s, dptr(dst), src, n, 1);
+}
+
+static int sim_memcpy_dtoh(struct backend *b, struct backend_stream *s,
+			   void *dst, uint64_t src, size_t n)
+{
+	return sim_copy(b->x, s, dst, dptr(src), n, 1);
+}
+
+static int sim_memcpy_dtod(struct backend *b, struct backend_stream *s,
+			   uint64_t dst, uint64_t src, size_t n)
+{
+	return sim_copy(b->x, s, dptr(dst), dptr(src), n, 0);
+}
+
+static int sim_memset_op(struct backend *b, struct backend_stream *s,
+			 uint64_t dst, uint32_t value, uint32_t elem_size,
+			 size_t count)
+{
+	return sim_memset(b->x, s, dptr(dst), value, elem_size, count);
+}
+
+/* ---- code -------------------------------------------------------------- */
+
+static int ident_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+
+/*
+ * Does the image hold the kernel called name? It does when name appears
+ * as a whole word ending in NUL (an ELF string table) or '(' (a PTX
+ * .entry), so a cubin or PTX without the kernel does not "contain" it.
+ */
+static int image_has_name(const unsigned char *image, size_t len,
+			  const char *name)
+{
+	size_t n = strlen(name);
+	const unsigned char *p = image, *end = image + len;
+
+	if (n == 0)
+		return 0;
+	while ((size_t)(end - p) > n) {
+		const unsigned char *hit =
+			memmem(p, (size_t)(end - p), name, n);
+
+		if (!hit || (size_t)(end - hit) <= n)
+			return 0;
+		if ((hit[n] == '\0' || hit[n] == '(') &&
+		    (hit == image || !ident_char(hit[-1])))
+			return 1;
+		p = hit + 1;
+	}
+	return 0;
+}
+
+static int sim_library_load(struct backend *b, const void *image, size_t len,
+			    struct backend_library **out)
+{
+	struct backend_library *l;
+
+	if (!image || len == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	l = calloc(1, sizeof(*l));
+	if (!l || !(l->image = malloc(len))) {
+		free(l);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memcpy(l->image, image, len);
+	l->len = len;
+	pthread_mutex_lock(&b->lock);
+	l->next = b->libs;
+	if (b->libs)
+		b->libs->prev = l;
+	b->libs = l;
+	pthread_mutex_unlock(&b->lock);
+	*out = l;
+	return CUDA_SUCCESS;
+}
+
+static void sim_library_unload(struct backend *b, struct backend_library *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_lock(&b->lock);
+	if (l->prev)
+		l->prev->next = l->next;
+	else
+		b->libs = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	pthread_mutex_unlock(&b->lock);
+	sim_library_free(l);
+}
+
+static int sim_library_get_kernel(struct backend *b, struct backend_library *l,
+				  const char *name, struct backend_kernel **out,
+				  struct vgpu_kernel_info *layout)
+{
+	const struct sim_kernel_desc *desc = sim_kernel_find(name);
+	struct backend_kernel *k;
+	int rc = CUDA_SUCCESS;
+
+	if (!desc || !image_has_name(l->image, l->len, name))
+		return CUDA_ERROR_NOT_FOUND;
+	pthread_mutex_lock(&b->lock);
+	for (k = l->kernels; k && k->desc != desc; k = k->next)
+		;
+	if (!k) {
+		k = calloc(1, sizeof(*k));
+		if (k) {
+			k->desc = desc;
+			k->next = l->kernels;
+			l->kernels = k;
+		} else {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (layout)
+		sim_param_layout(desc, layout);
+	*out = k;
+	return CUDA_SUCCESS;
+}
+
+static int sim_launch_op(struct backend *b, struct backend_kernel *k,
+			 const uint32_t grid[3], const uint32_t block[3],
+			 uint32_t shared_bytes, struct backend_stream *s,
+			 void **params)
+{
+	return sim_launch(b->x, s, k->desc, grid, block, shared_bytes, params);
+}
+
+/* ---- streams and events ------------------------------------------------ */
+
+static int sim_stream_create_op(struct backend *b, struct backend_stream **out)
+{
+	return sim_stream_create(b->x, out);
+}
+
+static void sim_stream_destroy_op(struct backend *b, struct backend_stream *s)
+{
+	sim_stream_destroy(b->x, s);
+}
+
+static int sim_stream_sync_op(struct backend *b, struct backend_stream *s)
+{
+	return sim_stream_sync(b->x, s);
+}
+
+static int sim_stream_query_op(struct backend *b, struct backend_stream *s)
+{
+	return sim_stream_query(b->x, s);
+}
+
+static int sim_stream_wait_event_op(struct backend *b, struct backend_stream *s,
+				    struct backend_event *e)
+{
+	return sim_stream_wait_event(b->x, s, e);
+}
+
+static int sim_event_create_op(struct backend *b, uint32_t flags,
+			       struct backend_event **out)
+{
+	return sim_event_create(b->x, flags, out);
+}
+
+static void sim_event_destroy_op(struct backend *b, struct backend_event *e)
+{
+	sim_event_destroy(b->x, e);
+}
+
+static int sim_event_record_op(struct backend *b, struct backend_event *e,
+			       struct backend_stream *s)
+{
+	return sim_event_record(b->x, e, s);
+}
+
+static int sim_event_sync_op(struct backend *b, struct backend_event *e)
+{
+	return sim_event_sync(b->x, e);
+}
+
+static int sim_event_query_op(struct backend *b, struct backend_event *e)
+{
+	return sim_event_query(b->x, e);
+}
+
+static int sim_event_elapsed_op(struct backend *b, struct backend_event *start,
+				struct backend_event *end, float *ms)
+{
+	return sim_event_elapsed(b->x, start, end, ms);
+}
+
+const struct backend_ops backend_sim_ops = {
+	.name = "sim",
+	.kind = VGPU_BACKEND_SIM,
+	.probe = sim_probe,
+	.open = sim_open,
+	.close = sim_close,
+	.thread_attach = sim_thread_attach,
+	.device_info = sim_device_info,
+	.granularity = sim_granularity,
+	.mem_map = sim_mem_map,
+	.mem_unmap = sim_mem_unmap,
+	.memcpy_htod = sim_memcpy_htod,
+	.memcpy_dtoh = sim_memcpy_dtoh,
+	.memcpy_dtod = sim_memcpy_dtod,
+	.memset = sim_memset_op,
+	.library_load = sim_library_load,
+	.library_unload = sim_library_unload,
+	.library_get_kernel = sim_library_get_kernel,
+	.launch = sim_launch_op,
+	.stream_create = sim_stream_create_op,
+	.stream_destroy = sim_stream_destroy_op,
+	.stream_sync = sim_stream_sync_op,
+	.stream_query = sim_stream_query_op,
+	.stream_wait_event = sim_stream_wait_event_op,
+	.event_create = sim_event_create_op,
+	.event_destroy = sim_event_destroy_op,
+	.event_record = sim_event_record_op,
+	.event_sync = sim_event_sync_op,
+	.event_query = sim_event_query_op,
+	.event_elapsed = sim_event_elapsed_op,
+};
