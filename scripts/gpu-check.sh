@@ -1,0 +1,225 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# make gpu-check / make bench: on the GPU machine, after `make all`.
+# Runs the spine's checks on the real GPU (cuda backend, MPS) and measures
+# slice fidelity, concurrency and fault recovery. Installs nothing.
+# Results: a table at the end, full logs under $OUT (device tool) or
+# build/gpu-check.
+#
+#   scripts/gpu-check.sh [--bench-only]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+BIN=$BUILD/bin
+PROGS=$BUILD/tests/programs
+KDIR=$BUILD/kernels
+LOG=${OUT:-$BUILD/gpu-check}
+mkdir -p "$LOG"
+BENCH_ONLY=0
+[ "${1:-}" = --bench-only ] && BENCH_ONLY=1
+
+pass=0
+fail=0
+results=()
+say() { printf '[%6.1fs] %s\n' "$SECONDS" "$*"; }
+ok() { pass=$((pass + 1)); say "ok   $*"; }
+bad() { fail=$((fail + 1)); say "FAIL $*"; }
+result() { results+=("$*"); say "$*"; }
+
+command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 ||
+	{ echo "gpu-check: no NVIDIA GPU here (nvidia-smi -L failed)" >&2; exit 1; }
+command -v nvidia-cuda-mps-control >/dev/null ||
+	{ echo "gpu-check: nvidia-cuda-mps-control not found" >&2; exit 1; }
+id vgpu >/dev/null 2>&1 ||
+	useradd --system --no-create-home --shell /usr/sbin/nologin vgpu
+nvidia-smi -L | tee "$LOG/gpu.txt"
+
+RUN=
+VGPUD_PID=
+start_vgpud() { # extra vgpud options...
+	RUN=$(mktemp -d /tmp/vgpu-gpucheck.XXXXXX)
+	chmod 755 "$RUN"
+	"$BIN/vgpud" --run-dir "$RUN" --backend cuda --worker-user vgpu "$@" \
+		>>"$LOG/vgpud.log" 2>&1 &
+	VGPUD_PID=$!
+	for _ in $(seq 100); do
+		[ -S "$RUN/client.sock" ] && return 0
+		kill -0 "$VGPUD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "vgpud did not start; log:" >&2
+	tail -20 "$LOG/vgpud.log" >&2
+	exit 1
+}
+stop_vgpud() {
+	[ -n "$VGPUD_PID" ] || return 0
+	kill -TERM "$VGPUD_PID" 2>/dev/null
+	timeout 30 tail --pid="$VGPUD_PID" -f /dev/null
+	wait "$VGPUD_PID" 2>/dev/null
+	VGPUD_PID=
+	rm -rf "$RUN"
+}
+trap 'stop_vgpud' EXIT
+admin() { "$BIN/vgpu-admin" --run-dir "$RUN" "$@"; }
+# on VGPU: run a program through the guest library on that vGPU
+on() {
+	local v=$1
+	shift
+	VGPU=$v VGPU_SOCKET=$RUN/client.sock LD_LIBRARY_PATH=$BUILD/lib \
+		VGPU_KERNEL_DIR=$KDIR timeout 120 "$@"
+}
+run_prog() { # vgpu label cmd...
+	local v=$1 label=$2
+	shift 2
+	if on "$v" "$@" >"$LOG/$label.$v.log" 2>&1; then
+		ok "$label on $v"
+	else
+		bad "$label on $v: $(tail -2 "$LOG/$label.$v.log" | tr '\n' ' ')"
+	fi
+}
+programs_on() { # vgpu...: the CI programs on each vGPU, all vGPUs at once
+	local pids=()
+	for v in "$@"; do
+		(
+			run_prog "$v" vector_add "$PROGS/vector_add"
+			run_prog "$v" matmul "$PROGS/matmul" 1024
+			run_prog "$v" streams_events "$PROGS/streams_events"
+			run_prog "$v" copy_sizes "$PROGS/copy_sizes"
+			run_prog "$v" ordering "$PROGS/ordering"
+		) >"$LOG/programs.$v.out" 2>&1 &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	for v in "$@"; do
+		cat "$LOG/programs.$v.out"
+		pass=$((pass + $(grep -c '  ok ' "$LOG/programs.$v.out")))
+		fail=$((fail + $(grep -c ' FAIL ' "$LOG/programs.$v.out")))
+	done
+}
+
+if [ $BENCH_ONLY = 0 ]; then
+	say "== correctness: two, then four vGPUs at once (cuda backend, MPS)"
+	start_vgpud
+	admin create a --sms 16 --memory 4G && admin create b --sms 32 --memory 4G
+	programs_on a b
+	admin create c --sms 8 --memory 4G && admin create d --sms 64 --memory 8G
+	admin list | tee "$LOG/list4.txt"
+	programs_on a b c d
+	admin create small --sms 8 --memory 64M 2>&1 | tee -a "$LOG/list4.txt" ||
+		true # no groups left: refused, which is also checked in CI
+	stop_vgpud
+
+	say "== SM ids: under MPS %smid is virtual (each client counts from 0),"
+	say "   so disjointness is checked with MPS off, counts in both modes"
+	for mps in on off; do
+		if [ $mps = on ]; then start_vgpud; else start_vgpud --no-mps; fi
+		admin create a --sms 16 --memory 1G >/dev/null
+		admin create b --sms 32 --memory 1G >/dev/null
+		sa=$(on a "$PROGS/smid_map" 16 | sed -n 's/^smid_map: .* SMs: //p' | tr , ' ')
+		sb=$(on b "$PROGS/smid_map" 32 | sed -n 's/^smid_map: .* SMs: //p' | tr , ' ')
+		echo "mps=$mps a: $sa" >>"$LOG/smid.txt"
+		echo "mps=$mps b: $sb" >>"$LOG/smid.txt"
+		na=$(echo "$sa" | wc -w)
+		nb=$(echo "$sb" | wc -w)
+		[ "$na" = 16 ] && [ "$nb" = 32 ] &&
+			ok "smid counts mps=$mps: a=$na (16) b=$nb (32)" ||
+			bad "smid counts mps=$mps: a=$na (16) b=$nb (32)"
+		if [ $mps = off ]; then
+			common=$(comm -12 <(tr ' ' '\n' <<<"$sa" | sort) \
+				<(tr ' ' '\n' <<<"$sb" | sort) | wc -w)
+			[ "$common" = 0 ] && ok "smid sets disjoint (MPS off)" ||
+				bad "smid sets share $common SMs (MPS off)"
+			result "smid a: $sa"
+			result "smid b: $sb"
+		fi
+		stop_vgpud
+	done
+fi
+
+say "== slice fidelity: computeBound through vgpu vs raw green context (MPS)"
+start_vgpud
+MPSDIR=$RUN/mps
+raw() { # first_group ngroups: native green context, as the worker user
+	su vgpu -s /bin/sh -c "CUDA_MPS_PIPE_DIRECTORY=$MPSDIR \
+		CUDA_MPS_LOG_DIRECTORY=$RUN/mps-log \
+		$BUILD/bench/raw_slice $KDIR/compute_bound.cubin $1 $2" |
+		awk '/^ms_per_kernel/ {print $2}'
+}
+through() { # vgpu
+	on "$1" "$BUILD/bench/slice_kernel" "$KDIR/compute_bound.cubin" |
+		awk '/^ms_per_kernel/ {print $2}'
+}
+chmod -R a+rX "$BUILD" 2>/dev/null
+for k in 16 32 64; do
+	admin create f$k --sms $k --memory 1G >/dev/null
+	groups=$(admin list | awk -v n=f$k '$1 == n {print $5}')
+	first=${groups%%,*}
+	t_v=$(through f$k)
+	t_r=$(raw "$first" $((k / 8)))
+	ratio=$(awk -v r="$t_r" -v v="$t_v" 'BEGIN{printf "%.3f", r / v}')
+	result "fidelity k=$k SMs: raw $t_r ms, vgpu $t_v ms, ratio $ratio"
+	awk -v x="$ratio" 'BEGIN{exit !(x >= 0.97)}' &&
+		ok "fidelity $k SMs >= 0.97" || bad "fidelity $k SMs $ratio < 0.97"
+	admin destroy f$k >/dev/null
+done
+
+say "== two vGPUs together vs alone (32 SMs each)"
+admin create p --sms 32 --memory 1G >/dev/null
+admin create q --sms 32 --memory 1G >/dev/null
+alone_p=$(through p)
+alone_q=$(through q)
+through p >"$LOG/tog_p" &
+through q >"$LOG/tog_q"
+wait
+tog_p=$(cat "$LOG/tog_p")
+tog_q=$(cat "$LOG/tog_q")
+for v in p q; do
+	eval a=\$alone_$v t=\$tog_$v
+	ratio=$(awk -v a="$a" -v t="$t" 'BEGIN{printf "%.3f", a / t}')
+	result "together $v: alone $a ms, together $t ms, ratio $ratio"
+	awk -v x="$ratio" 'BEGIN{exit !(x >= 0.95)}' &&
+		ok "together $v within 5%" || bad "together $v: $ratio"
+done
+stop_vgpud
+
+if [ $BENCH_ONLY = 0 ]; then
+	say "== fault probe: a wild write and an endless kernel in one vGPU"
+	start_vgpud
+	admin create victim --sms 32 --memory 1G --time-limit 2 >/dev/null
+	admin create bystander --sms 32 --memory 1G >/dev/null
+	for fault in fault_oob fault_spin; do
+		on bystander "$BUILD/bench/slice_kernel" \
+			"$KDIR/compute_bound.cubin" 1056 20000 50 20 \
+			>"$LOG/bystander.$fault.log" 2>&1 &
+		bpid=$!
+		sleep 1
+		t0=$SECONDS
+		on victim "$PROGS/$fault" >"$LOG/victim.$fault.log" 2>&1
+		vrc=$?
+		wait $bpid
+		brc=$?
+		# time until the bystander runs new work again
+		t1=$(date +%s.%N)
+		for _ in $(seq 300); do
+			on bystander "$PROGS/vector_add" >/dev/null 2>&1 && break
+			sleep 0.1
+		done
+		t2=$(date +%s.%N)
+		back=$(awk -v a="$t1" -v b="$t2" 'BEGIN{printf "%.2f", b - a}')
+		result "$fault: victim rc=$vrc ($(tail -1 "$LOG/victim.$fault.log")); bystander in flight rc=$brc ($(tail -1 "$LOG/bystander.$fault.log")); new work on bystander after ${back}s"
+		[ $vrc != 0 ] && ok "$fault: victim got an error" ||
+			bad "$fault: victim did not get an error"
+		on victim "$PROGS/vector_add" >/dev/null 2>&1 &&
+			ok "$fault: victim runs new work" ||
+			bad "$fault: victim cannot run new work"
+	done
+	admin list | tee "$LOG/list-after-faults.txt"
+	stop_vgpud
+fi
+
+echo
+echo "== gpu-check summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader))"
+printf '%s\n' "${results[@]}" | tee "$LOG/summary.txt"
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
