@@ -14,8 +14,16 @@ BUILD=${BUILD:-build}
 BIN=$BUILD/bin
 PROGS=$BUILD/tests/programs
 KDIR=$BUILD/kernels
-LOG=${OUT:-$BUILD/gpu-check}
+LOG=$BUILD/gpu-check
+rm -rf "$LOG"
 mkdir -p "$LOG"
+# The device tool brings back at most 8 files: pack the logs into one.
+pack_logs() {
+	[ -n "${OUT:-}" ] || return 0
+	tar -czf "$OUT/gpu-check-logs.tgz" -C "$BUILD" gpu-check 2>/dev/null
+	cp "$LOG/summary.txt" "$OUT/" 2>/dev/null
+	return 0
+}
 BENCH_ONLY=0
 [ "${1:-}" = --bench-only ] && BENCH_ONLY=1
 
@@ -60,14 +68,14 @@ stop_vgpud() {
 	VGPUD_PID=
 	rm -rf "$RUN"
 }
-trap 'stop_vgpud' EXIT
-admin() { "$BIN/vgpu-admin" --run-dir "$RUN" "$@"; }
+trap 'stop_vgpud; pack_logs' EXIT
+admin() { timeout 90 "$BIN/vgpu-admin" --run-dir "$RUN" "$@"; }
 # on VGPU: run a program through the guest library on that vGPU
 on() {
 	local v=$1
 	shift
 	VGPU=$v VGPU_SOCKET=$RUN/client.sock LD_LIBRARY_PATH=$BUILD/lib \
-		VGPU_KERNEL_DIR=$KDIR timeout 120 "$@"
+		VGPU_KERNEL_DIR=$KDIR timeout 60 "$@"
 }
 run_prog() { # vgpu label cmd...
 	local v=$1 label=$2
@@ -140,23 +148,29 @@ fi
 say "== slice fidelity: computeBound through vgpu vs raw green context (MPS)"
 start_vgpud
 MPSDIR=$RUN/mps
-raw() { # first_group ngroups: native green context, as the worker user
-	su vgpu -s /bin/sh -c "CUDA_MPS_PIPE_DIRECTORY=$MPSDIR \
+# The kernel's length is held near 1.6 ms whatever the slice (iterations
+# scale with SMs), and each timing is 40 back-to-back launches, so that the
+# figure is the slice's throughput, not one launch's fixed cost.
+raw() { # first_group ngroups iters: native green context, as the worker user
+	timeout 60 su vgpu -s /bin/sh -c "CUDA_MPS_PIPE_DIRECTORY=$MPSDIR \
 		CUDA_MPS_LOG_DIRECTORY=$RUN/mps-log \
-		$BUILD/bench/raw_slice $KDIR/compute_bound.cubin $1 $2" |
+		$BUILD/bench/raw_slice $KDIR/compute_bound.cubin $1 $2 1056 $3 40 7" \
+		2>>"$LOG/bench.err" | tee -a "$LOG/bench.log" |
 		awk '/^ms_per_kernel/ {print $2}'
 }
-through() { # vgpu
-	on "$1" "$BUILD/bench/slice_kernel" "$KDIR/compute_bound.cubin" |
-		awk '/^ms_per_kernel/ {print $2}'
+through() { # vgpu iters
+	on "$1" "$BUILD/bench/slice_kernel" "$KDIR/compute_bound.cubin" \
+		1056 "${2:-40000}" 40 7 2>>"$LOG/bench.err" |
+		tee -a "$LOG/bench.log" | awk '/^ms_per_kernel/ {print $2}'
 }
 chmod -R a+rX "$BUILD" 2>/dev/null
 for k in 16 32 64; do
 	admin create f$k --sms $k --memory 1G >/dev/null
 	groups=$(admin list | awk -v n=f$k '$1 == n {print $5}')
-	first=${groups%%,*}
-	t_v=$(through f$k)
-	t_r=$(raw "$first" $((k / 8)))
+	first=${groups%%[,-]*}
+	iters=$((20000 * k / 16))
+	t_v=$(through f$k $iters)
+	t_r=$(raw "$first" $((k / 8)) $iters)
 	ratio=$(awk -v r="$t_r" -v v="$t_v" 'BEGIN{printf "%.3f", r / v}')
 	result "fidelity k=$k SMs: raw $t_r ms, vgpu $t_v ms, ratio $ratio"
 	awk -v x="$ratio" 'BEGIN{exit !(x >= 0.97)}' &&
@@ -165,10 +179,12 @@ for k in 16 32 64; do
 done
 
 say "== two vGPUs together vs alone (32 SMs each)"
-admin create p --sms 32 --memory 1G >/dev/null
-admin create q --sms 32 --memory 1G >/dev/null
-alone_p=$(through p)
-alone_q=$(through q)
+admin create p --sms 32 --memory 1G
+admin create q --sms 32 --memory 1G
+admin list
+say "p alone"; alone_p=$(through p)
+say "q alone"; alone_q=$(through q)
+say "p and q together"
 through p >"$LOG/tog_p" &
 through q >"$LOG/tog_q"
 wait
