@@ -75,7 +75,7 @@ on() {
 	local v=$1
 	shift
 	VGPU=$v VGPU_SOCKET=$RUN/client.sock LD_LIBRARY_PATH=$BUILD/lib \
-		VGPU_KERNEL_DIR=$KDIR timeout 60 "$@"
+		VGPU_KERNEL_DIR=$KDIR timeout -k 5 60 "$@"
 }
 run_prog() { # vgpu label cmd...
 	local v=$1 label=$2
@@ -186,8 +186,9 @@ say "p alone"; alone_p=$(through p)
 say "q alone"; alone_q=$(through q)
 say "p and q together"
 through p >"$LOG/tog_p" &
+tog_pid=$!
 through q >"$LOG/tog_q"
-wait
+wait $tog_pid # not a bare wait: vgpud is a child of this shell too
 tog_p=$(cat "$LOG/tog_p")
 tog_q=$(cat "$LOG/tog_q")
 for v in p q; do
