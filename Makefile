@@ -21,7 +21,7 @@ LDFLAGS  += -pthread
 # NVIDIA's arch for test/bench kernels: Hopper (H100/H200).
 CUDA_ARCH ?= sm_90
 
-.PHONY: all unit-tests test demo gpu-check bench deps check-nvcc clean format
+.PHONY: all unit-tests test demo gpu-check bench check-nvcc clean format
 # all: the programs, libraries, kernels and test programs (no extra
 # libraries needed, so it builds on the GPU machine too); unit-tests: the
 # cmocka unit tests (libcmocka-dev, installed by make test).
@@ -39,14 +39,13 @@ check-nvcc:
 	  "vgpu needs CUDA 13's nvcc (CUDA_HOME=$(CUDA_HOME)) to build its test" \
 	  "kernels; install the CUDA toolkit or set CUDA_HOME." >&2; exit 1; }
 
-deps:
-	@scripts/install-deps.sh
-
-test: deps check-nvcc
+test: check-nvcc
+	@scripts/install-deps.sh test
 	@$(MAKE) --no-print-directory all unit-tests
 	@tests/run.sh
 
-demo: deps check-nvcc
+demo: check-nvcc
+	@scripts/install-deps.sh build
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
 

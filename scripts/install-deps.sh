@@ -1,19 +1,38 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Installs the Debian packages the build and the tests need, once. On a
-# machine without apt (the GPU machine) it checks instead of installing.
+#
+# Installs the Debian packages a target needs, once:
+#   install-deps.sh build   compiler and make (make demo, make all)
+#   install-deps.sh test    + cmocka, valgrind, binutils, procps, util-linux
+# What is already there is not installed again, so a machine without a
+# network (the GPU machine) that has the tools passes without apt-get.
 set -euo pipefail
-pkgs=(gcc make libc6-dev libcmocka-dev valgrind procps)
+what=${1:-test}
+# command -> Debian package that provides it
+declare -A need=([gcc]=gcc [make]=make [nm]=binutils)
+pkgs=(libc6-dev)
+if [ "$what" = test ]; then
+	need+=([valgrind]=valgrind [pgrep]=procps [setpriv]=util-linux
+		[useradd]=passwd)
+	pkgs+=(libcmocka-dev)
+fi
 missing=()
+for cmd in "${!need[@]}"; do
+	command -v "$cmd" >/dev/null || missing+=("${need[$cmd]}")
+done
 for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+	# headers count as present when the compiler finds them
+	case $p in
+	libc6-dev) echo '#include <stdio.h>' ;;
+	libcmocka-dev) printf '#include <stdarg.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <setjmp.h>\n#include <cmocka.h>\n' ;;
+	esac | ${CC:-gcc} -E -x c - >/dev/null 2>&1 || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null; then
-	echo "error: missing packages ${missing[*]} and no apt-get to install them" >&2
+	echo "error: missing ${missing[*]} and no apt-get to install them" >&2
 	exit 1
 fi
-echo "installing: ${missing[*]}"
+echo "installing Debian packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
