@@ -18,6 +18,17 @@ CPPFLAGS += -Iinclude -I$(CUDA_HOME)/include -D_GNU_SOURCE
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -MMD -MP
 LDFLAGS  += -pthread
+# Libraries from Debian: libyaml (blueprints), jansson (state file, --json).
+# On a machine without their -dev packages (the GPU machine), unpack them into
+# .debs/root (scripts/carry-debs.sh) and the build uses them from there.
+YAML_LIBS    := -lyaml
+JANSSON_LIBS := -ljansson
+DEBS_ROOT    := $(wildcard .debs/root)
+ifneq ($(DEBS_ROOT),)
+CPPFLAGS += -I$(DEBS_ROOT)/usr/include
+LDFLAGS  += -L$(abspath $(DEBS_ROOT))/usr/lib/x86_64-linux-gnu \
+	    -Wl,-rpath,$(abspath $(DEBS_ROOT))/usr/lib/x86_64-linux-gnu
+endif
 # NVIDIA's arch for test/bench kernels: Hopper (H100/H200).
 CUDA_ARCH ?= sm_90
 

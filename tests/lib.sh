@@ -2,9 +2,11 @@
 # shellcheck disable=SC2034 # variables for the scripts that source this
 # SPDX-License-Identifier: MIT
 #
-# Helpers for tests/integration/*.sh (source it, then call tap_init):
+# Helpers for tests/integration/*.sh (source it, then call tap_init, or
+# vgpu_test_start when the script needs a vgpud):
 #   TAP output        tap_ok, tap_not_ok, tap_skip, tap_run, tap_done
-#   vgpud             vgpu_start [vgpud args], vgpu_stop, vadmin ARGS
+#   vgpud             vgpu_test_start [TITLE [vgpud args]], vgpu_start
+#                     [vgpud args], vgpu_stop, vadmin ARGS
 #   clients           client VGPU CMD..., client_bg OUT VGPU CMD...
 #   vgpu-admin list   vgpu_field VGPU COLUMN
 #   waiting           wait_for SECONDS DESCRIPTION CMD...
@@ -278,6 +280,25 @@ vgpu_start()
 		tail -n 30 "$VGPUD_LOG" | tap_diag
 		return 1
 	fi
+}
+
+# vgpu_test_start [TITLE [vgpud args...]]: how every script that needs
+# vgpud begins: scratch dir and traps, root and the build checked, then
+# vgpu_start reported as the first TAP line (TITLE, default "vgpud starts
+# on the simulator"). Nothing else can be tested without a vgpud, so a
+# failed start ends the script. Skip checks and knobs go before the call.
+vgpu_test_start()
+{
+	local title=${1:-vgpud starts on the simulator}
+
+	shift || true
+	tap_init
+	need_root_and_build
+	if ! vgpu_start "$@"; then
+		tap_not_ok "$title"
+		tap_done
+	fi
+	tap_ok "$title"
 }
 
 # Stops vgpud with SIGTERM and returns its exit status (124: it did not

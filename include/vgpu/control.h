@@ -29,8 +29,11 @@ enum vgpu_ctl_type {
 	VGPU_CTL_READY = 10,   /* struct vgpu_ctl_ready: answer to CONFIG */
 	VGPU_CTL_STATS = 11,   /* struct vgpu_ctl_stats, about once a second */
 	VGPU_CTL_FAULT = 12,   /* struct vgpu_ctl_fault, then the worker exits */
-	VGPU_CTL_GPU_INFO = 13 /* struct vgpu_gpu_info, one per GPU (--probe),
-				  then a VGPU_CTL_READY with ngpus */
+	VGPU_CTL_GPU_INFO = 13, /* struct vgpu_gpu_info, one per GPU (--probe),
+				   then a VGPU_CTL_READY with ngpus */
+	VGPU_CTL_ADOPTED = 14	/* struct vgpu_ctl_adopted: the first message
+				   on a ctl connection that a restarted vgpud
+				   made to a running worker's ctl_path */
 };
 
 struct vgpu_ctl_hdr {
@@ -61,7 +64,10 @@ struct vgpu_worker_config {
 	char name[VGPU_NAME_MAX];
 	uint32_t backend; /* enum vgpu_backend_kind */
 	uint32_t gpu;	  /* device ordinal */
-	uint32_t ngroups; /* SM groups of this vGPU (indices into the split) */
+	/* SM groups of this vGPU: indices into the split; the index equal to
+	 * the GPU's ngroups names the SMs the split left over (H100: 12) as
+	 * one more group, which no other group can be combined with. */
+	uint32_t ngroups;
 	uint32_t groups[VGPU_MAX_SM_GROUPS];
 	uint64_t va_base;  /* reserve exactly here, or fail */
 	uint64_t va_size;
@@ -69,6 +75,17 @@ struct vgpu_worker_config {
 	uint32_t kernel_time_limit_ms; /* watchdog; 0 = none */
 	uint32_t max_clients;
 	uint32_t client_uid; /* informational: vgpud already checked it */
+	uint32_t isolation;  /* enum vgpu_isolation (host-daemon/blueprint.h) */
+	/*
+	 * Re-adoption: the worker listens here (SOCK_SEQPACKET, 0600, its own
+	 * user; root connects) for a restarted vgpud. When its ctl connection
+	 * closes it keeps serving its clients, accepts one root peer here, and
+	 * sends VGPU_CTL_ADOPTED first. Empty = no re-adoption.
+	 */
+	char ctl_path[108];
+	/* A worker that vgpud has left exits after this many seconds without
+	 * a vgpud and without clients; 0 = at once. */
+	uint32_t orphan_timeout_s;
 	uint32_t reserved;
 };
 
@@ -96,6 +113,15 @@ struct vgpu_ctl_stats {
 	uint64_t memory_mapped;	 /* physical bytes mapped (granules) */
 	uint64_t kernels;	 /* launches since start */
 	uint64_t bytes_copied;	 /* H2D + D2H + D2D since start */
+};
+
+/* VGPU_CTL_ADOPTED: who the worker is, for vgpud to check against its
+ * state file before it takes the worker back. */
+struct vgpu_ctl_adopted {
+	int32_t pid;
+	uint32_t reserved;
+	struct vgpu_worker_config cfg; /* as the worker was configured */
+	struct vgpu_ctl_stats stats;
 };
 
 enum vgpu_fault_kind {

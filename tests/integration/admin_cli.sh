@@ -1,19 +1,12 @@
 #!/bin/bash
-# shellcheck disable=SC2119 # vgpu_start takes optional vgpud arguments
+# shellcheck disable=SC2119 # vgpu_test_start takes an optional title
 # SPDX-License-Identifier: MIT
 # vgpu-admin against a vgpud on the simulator: create, list, destroy, the
 # errors a user can make, and the exit codes (0 ok, 1 refused, 2 usage,
 # 3 cannot reach vgpud).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
-tap_init
-need_root_and_build
-
-if ! vgpu_start; then
-	tap_not_ok "vgpud starts on the simulator"
-	tap_done
-fi
-tap_ok "vgpud starts on the simulator"
+vgpu_test_start
 
 tap_expect "list with no vGPUs prints only the header" 0 \
 	'^NAME +GPU +BACKEND +SMS +GROUPS +MEMORY +USED +CLIENTS +USER +STATE +RESTARTS +PID$' \

@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2119,SC2317 # optional vgpud args; helpers called indirectly
+# shellcheck disable=SC2119,SC2317 # optional title; helpers called indirectly
 # SPDX-License-Identifier: MIT
 # A client killed with SIGKILL in the middle of a copy (or of a chain of
 # launches) frees exactly its own resources: the other client of the same
@@ -7,14 +7,7 @@
 # the survivor holds.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
-tap_init
-need_root_and_build
-
-if ! vgpu_start; then
-	tap_not_ok "vgpud starts on the simulator"
-	tap_done
-fi
-tap_ok "vgpud starts on the simulator"
+vgpu_test_start
 tap_run "create vGPU a (16 SMs, 1 GiB)" vadmin create a --sms 16 --memory 1G
 
 # USED once it has settled (stats come about once a second).

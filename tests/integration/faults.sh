@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2119,SC2317 # optional vgpud args; helpers called indirectly
+# shellcheck disable=SC2119,SC2317 # optional title; helpers called indirectly
 # SPDX-License-Identifier: MIT
 # Faults: an out-of-bounds write (fault_oob) and an endless kernel
 # stopped by the watchdog (fault_spin, --time-limit 1). The faulting
@@ -9,14 +9,7 @@
 # correctly afterwards; nothing hangs.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
-tap_init
-need_root_and_build
-
-if ! vgpu_start; then
-	tap_not_ok "vgpud starts on the simulator"
-	tap_done
-fi
-tap_ok "vgpud starts on the simulator"
+vgpu_test_start
 tap_run "create vGPU a (faults)" vadmin create a --sms 8 --memory 256M
 tap_run "create vGPU b (neighbour)" vadmin create b --sms 8 --memory 256M
 tap_run "create vGPU s (--time-limit 1)" \

@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2119,SC2317 # optional vgpud args; helpers called indirectly
+# shellcheck disable=SC2119,SC2317 # optional title; helpers called indirectly
 # SPDX-License-Identifier: MIT
 # A hostile peer on vgpud's admin socket: garbage, truncated, oversized
 # and empty packets, wrong magic and version, unterminated strings,
@@ -9,15 +9,8 @@
 # vgpud is alive, vgpu-admin works, and a program runs correctly.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
-tap_init
-need_root_and_build
 [ -x "$HOSTILE/hostile_admin" ] || tap_skip_all "$HOSTILE/hostile_admin is not built"
-
-if ! vgpu_start; then
-	tap_not_ok "vgpud starts on the simulator"
-	tap_done
-fi
-tap_ok "vgpud starts on the simulator"
+vgpu_test_start
 tap_run "create vGPU a" vadmin create a --sms 8 --memory 128M
 ASOCK="$RUN_DIR/admin.sock"
 

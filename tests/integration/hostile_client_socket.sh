@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2119,SC2317 # optional vgpud args; helpers called indirectly
+# shellcheck disable=SC2119,SC2317 # optional title; helpers called indirectly
 # SPDX-License-Identifier: MIT
 # A hostile client on vgpud's client socket and on its ring: garbage,
 # truncated and oversized hellos, wrong magic and versions, unknown vGPU
@@ -10,17 +10,10 @@
 # still run correctly on the attacked vGPU and on another one.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
-tap_init
-need_root_and_build
 for p in hostile_hello hostile_ring; do
 	[ -x "$HOSTILE/$p" ] || tap_skip_all "$HOSTILE/$p is not built"
 done
-
-if ! vgpu_start; then
-	tap_not_ok "vgpud starts on the simulator"
-	tap_done
-fi
-tap_ok "vgpud starts on the simulator"
+vgpu_test_start
 tap_run "create vGPU a (attacked)" vadmin create a --sms 8 --memory 256M
 tap_run "create vGPU b (bystander)" vadmin create b --sms 8 --memory 256M
 tap_run "create vGPU n for the user nobody" \

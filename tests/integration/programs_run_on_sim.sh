@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2119 # vgpu_start takes optional vgpud arguments
+# shellcheck disable=SC2119 # vgpu_test_start takes an optional title
 # SPDX-License-Identifier: MIT
 # Unmodified CUDA driver-API programs (tests/programs/) run correctly
 # through our libcuda.so.1 on vGPUs of a simulator vgpud: one by one, two
@@ -7,14 +7,7 @@
 # run on are disjoint and as many as planned.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
-tap_init
-need_root_and_build
-
-if ! vgpu_start; then
-	tap_not_ok "vgpud starts on the simulator"
-	tap_done
-fi
-tap_ok "vgpud starts on the simulator"
+vgpu_test_start
 tap_run "create vGPU a (16 SMs, 1 GiB)" vadmin create a --sms 16 --memory 1G
 tap_run "create vGPU b (16 SMs, 1 GiB)" vadmin create b --sms 16 --memory 1G
 tap_run "create vGPU small (8 SMs, 64 MiB)" \

@@ -1,19 +1,12 @@
 #!/bin/bash
-# shellcheck disable=SC2119,SC2317 # optional vgpud args; helpers called indirectly
+# shellcheck disable=SC2119,SC2317 # optional title; helpers called indirectly
 # SPDX-License-Identifier: MIT
 # A vGPU's memory quota is hard and its own: allocating past it gives
 # CUDA_ERROR_OUT_OF_MEMORY in that vGPU only, freeing makes room again,
 # and another vGPU is unaffected meanwhile.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
-tap_init
-need_root_and_build
-
-if ! vgpu_start; then
-	tap_not_ok "vgpud starts on the simulator"
-	tap_done
-fi
-tap_ok "vgpud starts on the simulator"
+vgpu_test_start
 tap_run "create vGPU q (8 SMs, 64 MiB)" vadmin create q --sms 8 --memory 64M
 tap_run "create vGPU other (8 SMs, 256 MiB)" \
 	vadmin create other --sms 8 --memory 256M

@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2119,SC2317,SC2034 # vgpu_start args; indirect calls; knobs read by lib.sh
+# shellcheck disable=SC2119,SC2317,SC2034 # optional title; indirect calls; knobs read by lib.sh
 # SPDX-License-Identifier: MIT
 # One representative flow with vgpud and every worker under valgrind
 # (memcheck, --leak-check=full): create two vGPUs, run vector_add and
@@ -7,8 +7,6 @@
 # Then no process may have reported an error or a leak.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
-tap_init
-need_root_and_build
 command -v valgrind >/dev/null || tap_skip_all "valgrind is not installed"
 
 export VGPU_TEST_VALGRIND=1
@@ -16,11 +14,7 @@ PROGRAM_TIMEOUT=240
 ADMIN_TIMEOUT=180
 VGPUD_START_TIMEOUT=120
 VGPUD_STOP_TIMEOUT=120
-if ! vgpu_start; then
-	tap_not_ok "vgpud starts under valgrind"
-	tap_done
-fi
-tap_ok "vgpud starts under valgrind"
+vgpu_test_start "vgpud starts under valgrind"
 tap_run "create vGPU a under valgrind" vadmin create a --sms 8 --memory 128M
 tap_run "create vGPU b under valgrind" vadmin create b --sms 8 --memory 128M
 tap_run "vector_add is correct on a" client a "$(prog vector_add)" 65536

@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2119,SC2317 # optional vgpud args; helpers called indirectly
+# shellcheck disable=SC2119,SC2317 # optional title; helpers called indirectly
 # SPDX-License-Identifier: MIT
 # Protocol versions: a client of another major version is refused with
 # VGPU_HELLO_BAD_VERSION and a sentence that says so, both on the client
@@ -7,17 +7,10 @@
 # accepted.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
-tap_init
-need_root_and_build
 for p in hostile_hello hostile_admin; do
 	[ -x "$HOSTILE/$p" ] || tap_skip_all "$HOSTILE/$p is not built"
 done
-
-if ! vgpu_start; then
-	tap_not_ok "vgpud starts on the simulator"
-	tap_done
-fi
-tap_ok "vgpud starts on the simulator"
+vgpu_test_start
 tap_run "create vGPU a" vadmin create a --sms 8 --memory 64M
 SOCK="$RUN_DIR/client.sock"
 
