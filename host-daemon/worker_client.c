@@ -10,8 +10,12 @@
  * epoll on: the submit doorbell (edge-triggered, so the worker never reads
  * it: a client that drains or stuffs its own doorbell cannot make the
  * worker block), the client socket (closing means the client is gone) and
- * a private kick eventfd (shutdown). The completion doorbell is written
- * only when the client said it sleeps, and only when writing cannot block.
+ * a private kick eventfd (shutdown). The completion doorbell is rung only
+ * when the client said it sleeps. It is a datagram socket pair, not an
+ * eventfd: the worker sends on its own end with MSG_DONTWAIT, which the
+ * client cannot turn into a blocking call (an eventfd's O_NONBLOCK lives
+ * in the file description both sides share, and its counter can be
+ * stuffed by the client between a poll and a write).
  *
  * The ring memory and the descriptors outlive the thread: the main thread
  * joins it and only then unmaps and closes, after taking the client off
@@ -47,6 +51,7 @@ struct worker_client {
 	struct vgpu_ctl_client who;
 
 	int sock, ring_fd, submit_fd, complete_fd, kick_fd, epoll_fd;
+	int complete_peer_fd; /* the client's end, sent in the hello reply */
 	void *ring;
 	struct vgpu_ring_header *hdr;
 	struct ring_layout lay; /* private copy: never re-read from hdr */
@@ -118,9 +123,13 @@ static int epoll_add(int ep, int fd, uint32_t events, uint32_t tag)
 
 static int client_fds_create(struct worker_client *c)
 {
+	int pair[2];
+
 	c->submit_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	/* blocking, as the client may read it blocking (shared flags) */
-	c->complete_fd = eventfd(0, EFD_CLOEXEC);
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) == 0) {
+		c->complete_fd = pair[0];
+		c->complete_peer_fd = pair[1];
+	}
 	c->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	c->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->submit_fd < 0 || c->complete_fd < 0 || c->kick_fd < 0 ||
@@ -149,6 +158,7 @@ static void client_free(struct worker_client *c)
 	close_fd(&c->ring_fd);
 	close_fd(&c->submit_fd);
 	close_fd(&c->complete_fd);
+	close_fd(&c->complete_peer_fd);
 	close_fd(&c->kick_fd);
 	close_fd(&c->epoll_fd);
 	free(c);
@@ -159,7 +169,7 @@ static int client_reply(struct worker_client *c, int32_t status,
 			const char *message)
 {
 	struct vgpu_hello_reply r;
-	int fds[3] = {c->ring_fd, c->submit_fd, c->complete_fd};
+	int fds[3] = {c->ring_fd, c->submit_fd, c->complete_peer_fd};
 
 	memset(&r, 0, sizeof(r));
 	r.magic = VGPU_PROTO_MAGIC;
@@ -176,16 +186,14 @@ static int client_reply(struct worker_client *c, int32_t status,
 
 /* ---- the serving thread ---------------------------------------------- */
 
-/* Ring the completion doorbell, unless that could block (see top). */
+/*
+ * Ring the completion doorbell; never blocks (see top). EAGAIN means the
+ * client has not read earlier rings: it is awake or will be.
+ */
 static void client_doorbell(struct worker_client *c)
 {
-	struct pollfd p = {.fd = c->complete_fd, .events = POLLOUT};
-	uint64_t one = 1;
-	ssize_t n;
+	ssize_t n = send(c->complete_fd, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 
-	if (poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT))
-		return; /* the client stuffed its own doorbell */
-	n = write(c->complete_fd, &one, sizeof(one));
 	(void)n;
 }
 
@@ -394,6 +402,7 @@ static void *client_thread(void *arg)
 	__atomic_store_n(&c->serving, 1, __ATOMIC_RELEASE);
 	rc = client_reply(c, VGPU_HELLO_OK, NULL);
 	close_fd(&c->ring_fd); /* the mapping stays */
+	close_fd(&c->complete_peer_fd); /* the client has its end now */
 	if (rc) {
 		worker_log(w, "client %u (pid %d): hello reply failed: %s",
 			   c->id, (int)c->who.pid, strerror(-rc));
@@ -427,7 +436,7 @@ int worker_client_start(struct worker *w, int sock,
 	c->w = w;
 	c->who = *who;
 	c->sock = sock;
-	c->ring_fd = c->submit_fd = c->complete_fd = -1;
+	c->ring_fd = c->submit_fd = c->complete_fd = c->complete_peer_fd = -1;
 	c->kick_fd = c->epoll_fd = -1;
 
 	pthread_mutex_lock(&w->clients_lock);
@@ -522,7 +531,7 @@ static void client_kick(struct worker_client *c)
 void worker_client_stop_all(struct worker *w)
 {
 	struct worker_client *c;
-	struct timespec deadline;
+	uint64_t deadline;
 	uint32_t left;
 
 	/* the vGPU stops: work still queued will not run (ring DEAD) */
@@ -536,15 +545,12 @@ void worker_client_stop_all(struct worker *w)
 	}
 	pthread_mutex_unlock(&w->clients_lock);
 
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += WORKER_STOP_JOIN_S;
+	deadline = worker_now_ns() + WORKER_STOP_JOIN_S * 1000000000ull;
 	for (;;) {
 		left = worker_client_reap(w);
 		if (!left)
 			return;
-		if (worker_now_ns() >
-		    (uint64_t)deadline.tv_sec * 1000000000ull +
-			    (uint64_t)deadline.tv_nsec) {
+		if (worker_now_ns() > deadline) {
 			worker_log(w, "%u client(s) did not stop in %d s", left,
 				   WORKER_STOP_JOIN_S);
 			return;
@@ -557,8 +563,6 @@ void worker_client_mark_dead(struct worker *w, int32_t status)
 {
 	struct worker_client *c;
 	struct timespec deadline;
-	uint64_t one = 1;
-	ssize_t n;
 
 	/* bounded: a fault must not hang on a lock held by a stuck thread */
 	clock_gettime(CLOCK_REALTIME, &deadline);
@@ -569,10 +573,7 @@ void worker_client_mark_dead(struct worker *w, int32_t status)
 		c->hdr->error = status;
 		ring_store_release(&c->hdr->status, VGPU_RING_DEAD);
 		ring_full_barrier();
-		/* the process is ending: never block on a client's doorbell */
-		fcntl(c->complete_fd, F_SETFL, O_NONBLOCK);
-		n = write(c->complete_fd, &one, sizeof(one));
-		(void)n;
+		client_doorbell(c);
 	}
 	pthread_mutex_unlock(&w->clients_lock);
 }

@@ -80,8 +80,10 @@ enum vgpu_hello_status {
 /*
  * vgpud or the worker -> client. On VGPU_HELLO_OK the worker attaches
  * three descriptors with SCM_RIGHTS, in this order: the ring memfd, the
- * submit doorbell (client writes, worker reads) and the completion
- * doorbell (worker writes, client reads), both eventfds. After the
+ * submit doorbell (an eventfd: client writes, worker waits on it) and the
+ * completion doorbell (the client's end of a datagram socket pair: the
+ * worker sends a byte, the client polls and reads; a socket, so that
+ * nothing the client does to its end can make the worker block). After the
  * handshake the socket carries nothing; its closing tells either side
  * that the other is gone.
  */
