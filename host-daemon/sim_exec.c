@@ -55,18 +55,22 @@ struct sim_item {
 	} u;
 };
 
-/* A launched grid: its parameters (copied) and the block counters. */
+/*
+ * A launched grid: its queue item, the block counters and its parameters
+ * (copied), in one allocation so that a launch costs one malloc.
+ */
 struct sim_grid {
+	struct sim_item item;  /* SIM_ITEM_LAUNCH, u.grid = this grid */
 	struct sim_grid *next; /* in the pool's list while listed */
 	int listed;
 	const struct sim_kernel_desc *k;
 	void *params[SIM_MAX_PARAMS];
-	unsigned char *buf;
 	struct sim_dim3 grid_dim, block_dim;
 	uint64_t total;
 	uint64_t next_block; /* atomic: the next block to claim */
 	uint64_t done;	     /* blocks finished (or skipped on stop) */
 	uint32_t active;     /* SM threads working on it */
+	_Alignas(8) unsigned char buf[]; /* parameters, naturally aligned */
 };
 
 struct backend_stream {
@@ -122,14 +126,6 @@ static int stop_requested(struct sim_exec *x)
 }
 
 /* ---- the SM pool ---------------------------------------------------- */
-
-static void grid_free(struct sim_grid *g)
-{
-	if (!g)
-		return;
-	free(g->buf);
-	free(g);
-}
 
 static void run_block(struct sim_sm *sm, struct sim_grid *g, uint64_t idx)
 {
@@ -294,9 +290,8 @@ static void item_finish(struct sim_exec *x, struct backend_stream *s,
 	if (it->sync) {
 		it->done = 1; /* the waiter owns it from here */
 	} else {
-		if (it->kind == SIM_ITEM_LAUNCH)
-			grid_free(it->u.grid);
-		free(it);
+		/* a launch item is part of its grid: one free for both */
+		free(it->kind == SIM_ITEM_LAUNCH ? (void *)it->u.grid : it);
 	}
 	pthread_cond_broadcast(&s->idle);
 }
@@ -727,18 +722,13 @@ int sim_launch(struct sim_exec *x, struct backend_stream *s,
 		return CUDA_ERROR_INVALID_VALUE;
 	sim_param_layout(k, &layout);
 
-	g = calloc(1, sizeof(*g));
-	it = calloc(1, sizeof(*it));
-	if (!g || !it)
-		goto oom;
-	g->buf = malloc(layout.param_bytes ? layout.param_bytes : 1);
-	if (!g->buf)
-		goto oom;
+	for (i = 0; i < k->nparams; i++)
+		if (!params[i])
+			return CUDA_ERROR_INVALID_VALUE;
+	g = calloc(1, sizeof(*g) + layout.param_bytes);
+	if (!g)
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	for (i = 0; i < k->nparams; i++) {
-		if (!params[i]) {
-			rc = CUDA_ERROR_INVALID_VALUE;
-			goto fail;
-		}
 		g->params[i] = g->buf + layout.params[i].offset;
 		memcpy(g->params[i], params[i], layout.params[i].size);
 	}
@@ -746,17 +736,12 @@ int sim_launch(struct sim_exec *x, struct backend_stream *s,
 	g->grid_dim = (struct sim_dim3){grid[0], grid[1], grid[2]};
 	g->block_dim = (struct sim_dim3){block[0], block[1], block[2]};
 	g->total = (uint64_t)grid[0] * grid[1] * grid[2];
+	it = &g->item;
 	it->kind = SIM_ITEM_LAUNCH;
 	it->u.grid = g;
 	rc = enqueue_locked(x, stream_or_default(x, s), it);
-	if (rc == CUDA_SUCCESS)
-		return rc;
-	goto fail;
-oom:
-	rc = CUDA_ERROR_OUT_OF_MEMORY;
-fail:
-	grid_free(g);
-	free(it);
+	if (rc != CUDA_SUCCESS)
+		free(g);
 	return rc;
 }
 

@@ -700,6 +700,8 @@ static int exec_launch(struct worker_session *s, const struct worker_op *op)
 	if (rc)
 		return worker_check(w, rc, "launch");
 	__atomic_store_n(&s->kernels, s->kernels + 1, __ATOMIC_RELAXED);
+	/* the launch is queued: its status is the client's even when the
+	 * watchdog cannot track it (a fatal error there faults the vGPU) */
 	if (st->wd)
 		worker_watchdog_track(w, st->wd, st->bs);
 	return CUDA_SUCCESS;
