@@ -171,6 +171,8 @@ const char *ctl_type_name(uint32_t type)
 		return "FAULT";
 	case VGPU_CTL_GPU_INFO:
 		return "GPU_INFO";
+	case VGPU_CTL_ADOPTED:
+		return "ADOPTED";
 	}
 	return "?";
 }

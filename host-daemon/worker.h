@@ -8,6 +8,7 @@
  *   worker_exec.c      descriptor validation (trusted form) and execution
  *   worker_handles.c   per-client handle tables
  *   worker_watchdog.c  kernel time limit, per-stream in-flight launches
+ *   worker_adopt.c     re-adoption by a restarted vgpud (ctl_path)
  *   mem_suballoc.c     the VA window's sub-allocator (pure logic)
  *   ctl_msg.c          control-message transport (shared with vgpud)
  *
@@ -40,12 +41,24 @@
 struct worker_client;
 struct worker_watchdog;
 
+/*
+ * Re-adoption by a restarted vgpud (worker_adopt.c): the listener at
+ * cfg.ctl_path and the orphan timer. Main thread only, except that the
+ * fault path removes the socket file (worker_adopt_unlink).
+ */
+struct worker_adopt {
+	int listen_fd;	      /* -1 without cfg.ctl_path */
+	uint64_t dev, ino;    /* the socket file we bound (not a newer one) */
+	uint64_t deadline_ns; /* orphan timer; 0 = not running */
+};
+
 struct worker {
 	struct vgpu_worker_config cfg;
 	const struct backend_ops *ops;
 	struct backend *be;
 	struct vgpu_device_info info; /* read from the backend once */
-	int ctl_fd;		      /* -1 once vgpud is gone */
+	int ctl_fd;		      /* -1 while vgpud is gone */
+	struct worker_adopt adopt;
 
 	pthread_rwlock_t mem_lock; /* guards mem */
 	struct suballoc mem;
@@ -56,6 +69,9 @@ struct worker {
 	struct worker_client *clients;
 	uint32_t nclients, max_clients, next_client_id;
 	uint64_t gone_kernels, gone_bytes; /* counters of clients that left */
+	/* host bytes held by all clients' library staging buffers: bounded
+	 * per vGPU, not only per client (WORKER_STAGE_TOTAL_MAX) */
+	uint64_t staged_bytes;
 	int wake_fd; /* eventfd: a client thread has ended */
 
 	/*
@@ -204,6 +220,32 @@ void worker_client_stop_all(struct worker *w);
 void worker_client_mark_dead(struct worker *w, int32_t status);
 /* Totals for VGPU_CTL_STATS. */
 void worker_client_stats(struct worker *w, struct vgpu_ctl_stats *st);
+
+/* ---- worker_adopt.c ------------------------------------------------- */
+
+/*
+ * With cfg.ctl_path set, listen there for a restarted vgpud (replacing a
+ * stale socket that nobody answers on). Call before any thread starts.
+ * Returns a CUresult with a sentence naming the path in err.
+ */
+int worker_adopt_listen(struct worker *w, char *err, size_t len);
+/* Close the listener and remove its socket file. Idempotent. */
+void worker_adopt_close(struct worker *w);
+/* Remove the socket file only (the fault path: any thread, then _exit). */
+void worker_adopt_unlink(struct worker *w);
+/* The control connection closed: drop it. 1 = exit now. */
+int worker_adopt_ctl_lost(struct worker *w, uint32_t nclients);
+/* Without vgpud, the last client left: start the orphan timer (or, without
+ * a listener, exit). 1 = exit now. */
+int worker_adopt_idle(struct worker *w);
+/* A connection on the listener: refuse it while vgpud is attached, else
+ * take a root peer as the new ctl_fd and send VGPU_CTL_ADOPTED. Returns
+ * whether a vgpud is attached afterwards. */
+int worker_adopt_accept(struct worker *w, int attached);
+/* poll() timeout in ms, shortened to the orphan deadline. */
+int worker_adopt_poll_timeout(const struct worker *w, int timeout_ms);
+/* The orphan timer ran out (no vgpud, no clients): 1 = exit now. */
+int worker_adopt_expired(struct worker *w);
 
 /* ---- worker_exec.c: helpers used by every worker file ---------------- */
 

@@ -16,7 +16,8 @@ CTL_MSG_OBJ      := $(WORKER_OBJ_DIR)/ctl_msg.o
 WORKER_CORE_OBJS := $(addprefix $(WORKER_OBJ_DIR)/,worker_exec.o \
 		    worker_handles.o worker_watchdog.o mem_suballoc.o)
 WORKER_OBJS      := $(addprefix $(WORKER_OBJ_DIR)/,worker_main.o \
-		    worker_client.o) $(WORKER_CORE_OBJS) $(CTL_MSG_OBJ)
+		    worker_client.o worker_adopt.o) $(WORKER_CORE_OBJS) \
+		    $(CTL_MSG_OBJ)
 WORKER_BIN       := $(BUILD)/bin/vgpu-worker
 
 all: $(WORKER_BIN)

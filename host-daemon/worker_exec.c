@@ -544,9 +544,12 @@ static int exec_free(struct worker_session *s, uint64_t ptr)
 	return worker_check(w, rc, "mem_unmap");
 }
 
+/* Every client of a vGPU together may stage this much host memory. */
+#define WORKER_STAGE_TOTAL_MAX (2ull * VGPU_MAX_IMAGE_BYTES)
+
 static int exec_stage(struct worker_session *s, const struct worker_op *op)
 {
-	uint64_t end = op->stage.offset + op->stage.bytes, ncap;
+	uint64_t end = op->stage.offset + op->stage.bytes, ncap, grow, total;
 	uint8_t *p;
 
 	if (end > s->stage_cap) {
@@ -555,9 +558,16 @@ static int exec_stage(struct worker_session *s, const struct worker_op *op)
 			ncap *= 2;
 		if (ncap > VGPU_MAX_IMAGE_BYTES)
 			ncap = VGPU_MAX_IMAGE_BYTES;
-		p = realloc(s->stage, ncap);
-		if (!p)
+		grow = ncap - s->stage_cap;
+		total = __atomic_add_fetch(&s->w->staged_bytes, grow,
+					   __ATOMIC_RELAXED);
+		p = total <= WORKER_STAGE_TOTAL_MAX ? realloc(s->stage, ncap)
+						    : NULL;
+		if (!p) {
+			__atomic_sub_fetch(&s->w->staged_bytes, grow,
+					   __ATOMIC_RELAXED);
 			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
 		s->stage = p;
 		s->stage_cap = ncap;
 	}
@@ -569,6 +579,7 @@ static int exec_stage(struct worker_session *s, const struct worker_op *op)
 
 static void stage_free(struct worker_session *s)
 {
+	__atomic_sub_fetch(&s->w->staged_bytes, s->stage_cap, __ATOMIC_RELAXED);
 	free(s->stage);
 	s->stage = NULL;
 	s->stage_len = s->stage_cap = 0;

@@ -213,6 +213,7 @@ static void worker_fault_exit(struct worker *w, uint32_t kind, int32_t status,
 			      const char *msg)
 {
 	struct vgpu_ctl_fault f;
+	int fd;
 
 	if (__atomic_exchange_n(&w->faulting, 1, __ATOMIC_ACQ_REL))
 		for (;;)
@@ -223,7 +224,11 @@ static void worker_fault_exit(struct worker *w, uint32_t kind, int32_t status,
 	f.kind = kind;
 	f.status = status;
 	snprintf(f.message, sizeof(f.message), "%s", msg);
-	ctl_send(w->ctl_fd, VGPU_CTL_FAULT, &f, sizeof(f), -1);
+	/* orphaned (ctl_fd -1): nobody to tell, the exit code says it */
+	fd = __atomic_load_n(&w->ctl_fd, __ATOMIC_ACQUIRE);
+	if (fd >= 0)
+		ctl_send(fd, VGPU_CTL_FAULT, &f, sizeof(f), -1);
+	worker_adopt_unlink(w);
 	_exit(kind == VGPU_FAULT_WATCHDOG ? VGPU_WORKER_EXIT_WATCHDOG
 	      : kind == VGPU_FAULT_GPU	  ? VGPU_WORKER_EXIT_GPU_FAULT
 					  : VGPU_WORKER_EXIT_INTERNAL);
@@ -287,51 +292,56 @@ static void send_stats(struct worker *w)
 /*
  * Serve until SHUTDOWN. If vgpud goes away (the control socket closes),
  * the clients already connected keep being served: their work must not
- * die with the control plane, and a later vgpud is to re-adopt running
- * workers. Until that exists, the worker exits cleanly once the control
- * socket is gone and the last client has left, since nobody could hand
- * it a new client.
+ * die with the control plane. With a ctl_path, a restarted vgpud may
+ * adopt the worker there (worker_adopt.c); the worker exits once it has
+ * been without vgpud and without clients for the orphan timeout. Without
+ * one, it exits when the control socket is gone and the last client has
+ * left, since nobody could hand it a new client.
  */
 static void main_loop(struct worker *w)
 {
-	struct pollfd p[2];
+	struct pollfd p[3];
 	uint64_t now, next_stats = worker_now_ns() + WORKER_STATS_NS, v;
-	int ctl_open = 1, timeout, rc;
+	int ctl_open = 1, timeout, ready, rc;
 	ssize_t n;
 
 	for (;;) {
 		p[0] = (struct pollfd){.fd = w->wake_fd, .events = POLLIN};
-		p[1] = (struct pollfd){.fd = w->ctl_fd, .events = POLLIN};
+		p[1] = (struct pollfd){.fd = ctl_open ? w->ctl_fd : -1,
+				       .events = POLLIN};
+		p[2] = (struct pollfd){.fd = w->adopt.listen_fd,
+				       .events = POLLIN};
 		now = worker_now_ns();
 		timeout = next_stats > now
 				  ? (int)((next_stats - now) / 1000000u) + 1
 				  : 0;
-		rc = poll(p, ctl_open ? 2 : 1, timeout);
-		if (rc < 0 && errno != EINTR) {
+		ready = poll(p, 3, worker_adopt_poll_timeout(w, timeout));
+		if (ready < 0 && errno != EINTR) {
 			worker_log(w, "poll: %s", strerror(errno));
 			return;
 		}
-		if (rc > 0 && p[0].revents) {
+		if (ready > 0 && p[0].revents) {
 			n = read(w->wake_fd, &v, sizeof(v));
 			(void)n;
-			if (!worker_client_reap(w) && !ctl_open)
+			if (!worker_client_reap(w) && !ctl_open &&
+			    worker_adopt_idle(w))
 				return;
 		}
-		if (rc > 0 && ctl_open && p[1].revents) {
+		if (ready > 0 && ctl_open && p[1].revents) {
 			rc = handle_ctl(w);
 			if (rc > 0)
 				return;
 			if (rc < 0) {
 				ctl_open = 0;
-				if (!worker_client_reap(w)) {
-					worker_log(w, "control socket closed; "
-						      "no clients: exiting");
+				if (worker_adopt_ctl_lost(
+					    w, worker_client_reap(w)))
 					return;
-				}
-				worker_log(w, "control socket closed; serving "
-					      "the remaining clients");
 			}
 		}
+		if (ready > 0 && p[2].revents)
+			ctl_open = worker_adopt_accept(w, ctl_open);
+		if (!ctl_open && worker_adopt_expired(w))
+			return;
 		now = worker_now_ns();
 		if (now >= next_stats) {
 			if (ctl_open)
@@ -440,6 +450,7 @@ static int run_worker(int ctl)
 	}
 	w->cfg = cfg;
 	w->ctl_fd = ctl;
+	w->adopt.listen_fd = -1;
 	w->fault = worker_fault_exit;
 	w->next_client_id = 1;
 	w->max_clients =
@@ -447,8 +458,11 @@ static int run_worker(int ctl)
 	pthread_mutex_init(&w->clients_lock, NULL);
 	pthread_rwlock_init(&w->mem_lock, NULL);
 	w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	/* the ctl_path socket first: bind's umask is process-wide */
 	rc = w->wake_fd < 0 ? CUDA_ERROR_OUT_OF_MEMORY
-			    : worker_bring_up(w, err, sizeof(err));
+			    : worker_adopt_listen(w, err, sizeof(err));
+	if (!rc)
+		rc = worker_bring_up(w, err, sizeof(err));
 	if (w->wake_fd < 0)
 		snprintf(err, sizeof(err), "eventfd: %s", strerror(errno));
 	if (rc) {
@@ -456,6 +470,7 @@ static int run_worker(int ctl)
 		send_ready(ctl, rc, 0, 0, err);
 		if (w->be)
 			w->ops->close(w->be);
+		worker_adopt_close(w);
 		worker_free(w);
 		return VGPU_WORKER_EXIT_CONFIG;
 	}
@@ -469,6 +484,8 @@ static int run_worker(int ctl)
 	send_ready(ctl, CUDA_SUCCESS, w->info.sm_count, cfg.va_base, NULL);
 
 	main_loop(w);
+	/* no new vgpud may find a worker that is going away */
+	worker_adopt_close(w);
 
 	worker_client_stop_all(w);
 	if (worker_client_reap(w)) {
