@@ -5,7 +5,8 @@
  *   - SMs: the device's SM resource is split into groups of
  *     minSmPartitionSize SMs (the same call in every process, so every
  *     worker sees the same groups); the slice is a green context over the
- *     groups the config lists.
+ *     groups the config lists, or over the SMs the split left over (group
+ *     index = the group count; used alone).
  *   - Memory: the vGPU's VA window is reserved at exactly va_base
  *     (cuMemAddressReserve) and backed granule by granule (cuMemCreate +
  *     cuMemMap), one allocation handle per granule so any granule range
@@ -154,10 +155,13 @@ static void cuda_vgpu_uuid(uint8_t out[16], const uint8_t gpu[16],
 /*
  * Split the device's SMs into groups of minSmPartitionSize, exactly as
  * every other process does, so group i means the same SMs everywhere.
+ * The SMs left over go to *rest (when not NULL; smCount 0 if none): the
+ * slice of group index *ngroups.
  */
 static int cuda_split(const struct cuda_sym *cu, CUdevice dev,
 		      CUdevResource *whole, CUdevResource *groups,
-		      unsigned *ngroups, char *err, size_t errlen)
+		      unsigned *ngroups, CUdevResource *rest, char *err,
+		      size_t errlen)
 {
 	CUdevResource remaining;
 	CUresult rc;
@@ -166,9 +170,11 @@ static int cuda_split(const struct cuda_sym *cu, CUdevice dev,
 	if (rc)
 		return cuda_fail(cu, rc, err, errlen, "cuDeviceGetDevResource");
 	*ngroups = VGPU_MAX_SM_GROUPS;
-	memset(&remaining, 0, sizeof(remaining));
-	rc = cu->cuDevSmResourceSplitByCount(groups, ngroups, whole, &remaining,
-					     0, whole->sm.minSmPartitionSize);
+	if (!rest)
+		rest = &remaining;
+	memset(rest, 0, sizeof(*rest));
+	rc = cu->cuDevSmResourceSplitByCount(groups, ngroups, whole, rest, 0,
+					     whole->sm.minSmPartitionSize);
 	if (rc)
 		return cuda_fail(cu, rc, err, errlen,
 				 "cuDevSmResourceSplitByCount");
@@ -232,7 +238,8 @@ static int cuda_probe_one(const struct cuda_sym *cu, int ordinal,
 		     &v, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)))
 		return cuda_fail(cu, rc, err, errlen, "cuDeviceGetAttribute");
 	gi->cc_minor = (uint32_t)v;
-	if ((rc = cuda_split(cu, dev, &whole, groups, &ngroups, err, errlen)))
+	if ((rc = cuda_split(cu, dev, &whole, groups, &ngroups, NULL, err,
+			     errlen)))
 		return rc;
 	gi->min_partition = whole.sm.minSmPartitionSize;
 	gi->alignment = whole.sm.smCoscheduledAlignment;
@@ -275,18 +282,46 @@ static int cuda_probe(struct vgpu_gpu_info *gpus, int max, char *err,
 
 /* ---- open / close ------------------------------------------------------ */
 
-/* The green context over the listed groups, current on this thread. */
+/*
+ * Group index ngroups names the SMs the split left over (H100: 12), the
+ * `remaining` resource of cuDevSmResourceSplitByCount. cuda.h gives it
+ * none of the groups' guarantees and discourages splitting it further,
+ * so it is a slice on its own: never combined with groups.
+ */
+static int cuda_leftover(const struct backend *b, const CUdevResource *rest,
+			 uint32_t g, char *err, size_t errlen)
+{
+	if (rest->type != CU_DEV_RESOURCE_TYPE_SM || !rest->sm.smCount) {
+		snprintf(err, errlen,
+			 "cuda: SM group %u does not exist (GPU %u has %u "
+			 "groups and no SMs left over)",
+			 g, b->cfg.gpu, g);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (b->cfg.ngroups != 1) {
+		snprintf(err, errlen,
+			 "cuda: SM group %u holds the %u SMs left over by the "
+			 "split and must be used alone, not combined with "
+			 "other groups",
+			 g, rest->sm.smCount);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* The green context over the listed groups (or over the leftover SMs),
+ * current on this thread. */
 static int cuda_open_slice(struct backend *b, char *err, size_t errlen)
 {
 	const struct cuda_sym *cu = &b->cu;
 	CUdevResource whole, groups[VGPU_MAX_SM_GROUPS];
-	CUdevResource sel[VGPU_MAX_SM_GROUPS], got;
+	CUdevResource sel[VGPU_MAX_SM_GROUPS], got, rest;
 	uint8_t used[VGPU_MAX_SM_GROUPS] = {0};
 	CUdevResourceDesc desc;
 	unsigned ngroups, i, sum = 0;
 	CUresult rc;
 
-	if ((rc = cuda_split(cu, b->dev, &whole, groups, &ngroups, err,
+	if ((rc = cuda_split(cu, b->dev, &whole, groups, &ngroups, &rest, err,
 			     errlen)))
 		return rc;
 	if (b->cfg.ngroups == 0 || b->cfg.ngroups > VGPU_MAX_SM_GROUPS) {
@@ -299,6 +334,13 @@ static int cuda_open_slice(struct backend *b, char *err, size_t errlen)
 	for (i = 0; i < b->cfg.ngroups; i++) {
 		uint32_t g = b->cfg.groups[i];
 
+		if (g == ngroups) {
+			if ((rc = cuda_leftover(b, &rest, g, err, errlen)))
+				return rc;
+			sel[i] = rest;
+			sum += rest.sm.smCount;
+			continue;
+		}
 		if (g >= ngroups || used[g]) {
 			snprintf(err, errlen,
 				 g >= ngroups

@@ -7,7 +7,9 @@
  * Settings (environment, read by probe and open):
  *   VGPU_SIM_GPUS    simulated GPUs (default 1)
  *   VGPU_SIM_SMS     SMs per GPU (default 132); split into floor(sms / 8)
- *                    groups of 8, group g being SMs g*8 .. g*8+7
+ *                    groups of 8, group g being SMs g*8 .. g*8+7; the
+ *                    SMs left over (132: 128..131) are group floor(sms/8),
+ *                    which a slice can only use alone
  *   VGPU_SIM_MEMORY  bytes per GPU, suffix K, M or G allowed (default 16G)
  *
  * Device memory is the vGPU's VA window itself, reserved PROT_NONE at
@@ -203,6 +205,36 @@ static int sim_probe(struct vgpu_gpu_info *gpus, int max, char *err,
 
 /* ---- open / close ------------------------------------------------------ */
 
+/*
+ * The leftover group, index ngroups: the SMs after the last whole group,
+ * numbered on from the groups' SMs. Like the cuda backend's "remaining"
+ * resource it stands alone: it is never combined with other groups.
+ */
+static int sim_add_leftover(struct backend *b, uint32_t g, char *err,
+			    size_t errlen)
+{
+	uint32_t first = g * SIM_GROUP_SMS, j;
+
+	if (first >= b->st.sms) {
+		snprintf(err, errlen,
+			 "sim: SM group %u does not exist (GPU %u has %u "
+			 "groups of %u SMs and no SMs left over)",
+			 g, b->cfg.gpu, g, SIM_GROUP_SMS);
+		return -1;
+	}
+	if (b->cfg.ngroups != 1) {
+		snprintf(err, errlen,
+			 "sim: SM group %u holds the %u SMs left over by the "
+			 "split and must be used alone, not combined with "
+			 "other groups",
+			 g, b->st.sms - first);
+		return -1;
+	}
+	for (j = first; j < b->st.sms; j++)
+		b->smids[b->nsms++] = j;
+	return 0;
+}
+
 /* Check the slice part of a config against the simulated GPUs and fill in
  * the SM ids the slice's threads play. */
 static int sim_check_config(struct backend *b, char *err, size_t errlen)
@@ -227,6 +259,11 @@ static int sim_check_config(struct backend *b, char *err, size_t errlen)
 	for (i = 0; i < cfg->ngroups; i++) {
 		uint32_t g = cfg->groups[i];
 
+		if (g == ngroups) {
+			if (sim_add_leftover(b, g, err, errlen))
+				return -1;
+			continue;
+		}
 		if (g >= ngroups) {
 			snprintf(err, errlen,
 				 "sim: SM group %u does not exist (GPU %u has "

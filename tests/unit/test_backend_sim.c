@@ -775,6 +775,68 @@ static void sim_launch_checks_dimensions(void **state)
 	ops->library_unload(f->b, l);
 }
 
+/*
+ * 132 SMs: 16 groups of 8 and 4 left over. Group 16 names those 4 as a
+ * slice of their own (SMs 128..131); it cannot be combined with other
+ * groups, and without SMs left over it does not exist.
+ */
+static void sim_leftover_group_is_a_slice_of_its_own(void **state)
+{
+	enum { BLOCKS = 64 };
+	struct vgpu_worker_config cfg;
+	struct vgpu_device_info info;
+	struct fixture f = {0};
+	struct backend_library *l;
+	struct backend_kernel *k;
+	uint32_t ids[BLOCKS], seen = 0;
+	char err[256] = "";
+	uint64_t d;
+	void *params[1] = {&d};
+	int i;
+
+	sim_env();
+	setenv("VGPU_SIM_SMS", "132", 1);
+	test_config(&cfg);
+	cfg.groups[0] = 0;
+	cfg.groups[1] = 16;
+	expect_open_fails(&cfg, "must be used alone");
+	cfg.groups[0] = 16;
+	cfg.groups[1] = 0;
+	expect_open_fails(&cfg, "must be used alone");
+	cfg.ngroups = 1;
+	cfg.groups[0] = 17;
+	expect_open_fails(&cfg, "SM group 17");
+
+	cfg.groups[0] = 16;
+	assert_int_equal(ops->open(&f.b, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(ops->thread_attach(f.b), 0);
+	ops->device_info(f.b, &info);
+	assert_int_equal(info.sm_count, 4);
+	assert_int_equal(info.attrs[CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT],
+			 4);
+	assert_int_equal(ops->mem_map(f.b, TEST_VA_BASE, HEAP_BYTES), 0);
+	f.next = TEST_VA_BASE;
+	d = dalloc(&f, sizeof(ids));
+	l = load_kernel(&f, "smid.cubin", "recordSmid", &k, NULL);
+	assert_int_equal(ops->memset(f.b, NULL, d, 0xffffffff, 4, BLOCKS), 0);
+	launch1d(&f, k, NULL, BLOCKS, 32, params);
+	assert_int_equal(ops->memcpy_dtoh(f.b, NULL, ids, d, sizeof(ids)), 0);
+	for (i = 0; i < BLOCKS; i++) {
+		if (ids[i] < 128 || ids[i] > 131)
+			fail_msg("block %d ran on SM %u, not on 128..131", i,
+				 ids[i]);
+		seen |= 1u << (ids[i] - 128);
+	}
+	assert_int_not_equal(seen, 0);
+	ops->library_unload(f.b, l);
+	ops->close(f.b);
+
+	/* 128 SMs split into 16 whole groups: nothing is left over */
+	setenv("VGPU_SIM_SMS", "128", 1);
+	expect_open_fails(&cfg, "SM group 16 does not exist");
+	sim_env();
+}
+
 /* Several client threads, each on its own stream, at once. */
 struct worker_arg {
 	struct fixture *f;
@@ -923,6 +985,7 @@ int main(void)
 		T(sim_serves_several_threads),
 		T(sim_close_stops_an_endless_kernel),
 #undef T
+		cmocka_unit_test(sim_leftover_group_is_a_slice_of_its_own),
 		cmocka_unit_test(sim_wild_write_kills_the_process),
 	};
 
