@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vgpu-admin: the command line for vgpud's admin socket (include/vgpu/
- * admin.h). One request per connection; output for people, errors on
- * stderr, and exit codes scripts can rely on:
- *   0 done, 1 vgpud refused, 2 usage error, 3 vgpud cannot be reached.
+ * admin.h) and for blueprint files (host-daemon/blueprint.h). One request
+ * per connection; tables and sentences for people, --json for scripts
+ * (the objects are documented in docs/vgpu-admin.1 and stay stable), and
+ * exit codes scripts can rely on:
+ *   0 done, 1 refused or invalid, 2 usage error, 3 vgpud cannot be reached.
  */
 #include <errno.h>
+#include <grp.h>
+#include <jansson.h>
 #include <math.h>
 #include <poll.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +25,7 @@
 
 #include <vgpu/admin.h>
 
+#include "blueprint.h"
 #include "plan.h"
 
 #define ADMIN_EXIT_OK	       0
@@ -31,86 +37,194 @@
 #define ADMIN_REPLY_TIMEOUT_MS 180000 /* create waits for the worker */
 #define ADMIN_MAX_LIST	       4096
 
+/* What every command gets: where vgpud is, and how to answer. */
+struct admin_ctx {
+	const char *run_dir;
+	bool json;  /* --json: one JSON object on stdout */
+	bool quiet; /* no messages about reaching vgpud (validate) */
+};
+
 static const char usage_main[] =
-	"usage: vgpu-admin [--run-dir DIR] COMMAND [ARGS]\n"
+	"usage: vgpu-admin [--run-dir DIR] [--json] COMMAND [ARGS]\n"
 	"\n"
 	"Manage the virtual GPUs of this host through vgpud.\n"
 	"\n"
 	"Commands:\n"
-	"  create NAME --sms N --memory SIZE [--user USER]\n"
-	"         [--time-limit SECONDS] [--gpu N]\n"
+	"  gpus             the GPUs: SMs, SM groups, what is free, fault\n"
+	"                   domains\n"
+	"  validate FILE... check blueprints (and, if vgpud runs, whether\n"
+	"                   they fit now); creates nothing\n"
+	"  create -f FILE   compose a vGPU from a blueprint\n"
+	"  create NAME --sms N --memory SIZE [...]\n"
 	"                   compose a vGPU from free SM groups and memory\n"
-	"  list             show every vGPU\n"
+	"  show NAME        one vGPU: its SMs, memory, clients, domain\n"
+	"  list             every vGPU\n"
 	"  destroy NAME     stop a vGPU's worker and free what it holds\n"
 	"\n"
 	"Options:\n"
 	"  --run-dir DIR    vgpud's run directory (default /run/vgpu);\n"
 	"                   vgpu-admin talks to DIR/admin.sock (root only)\n"
+	"  --json           print one JSON object (see vgpu-admin(1))\n"
 	"  --help           this text; COMMAND --help for a command's\n"
 	"\n"
 	"Exit status:\n"
 	"  0  done\n"
-	"  1  vgpud refused the request (its reason is printed on stderr)\n"
+	"  1  refused by vgpud, or a blueprint is invalid or does not fit\n"
+	"     (the reason is printed on stderr)\n"
 	"  2  usage error\n"
 	"  3  vgpud cannot be reached (not running, or another --run-dir)\n";
 
+#define EXIT_TEXT                                                              \
+	"\nExit status: 0 done, 1 refused (reason on stderr), 2 usage "        \
+	"error,\n"                                                             \
+	"3 vgpud cannot be reached. --json prints one JSON object (an\n"       \
+	"\"error\" object when it fails).\n"
+
 static const char usage_create[] =
 	"usage: vgpu-admin [--run-dir DIR] create NAME --sms N --memory SIZE\n"
-	"                  [--user USER] [--time-limit SECONDS] [--gpu N]\n"
+	"                  [--user USER | --group GROUP] [--gpu N]\n"
+	"                  [--time-limit SECONDS]\n"
+	"                  [--isolation shared|exclusive] [--json]\n"
+	"       vgpu-admin [--run-dir DIR] create -f FILE [--json]\n"
 	"\n"
-	"Create the vGPU NAME ([A-Za-z0-9_.-], at most 63 characters).\n"
+	"Create the vGPU NAME ([A-Za-z0-9_.-], at most 63 characters), or\n"
+	"the one the blueprint FILE describes (blueprints/README.md).\n"
 	"\n"
 	"  --sms N              SMs of the slice; rounded up to whole SM\n"
-	"                       groups (8 SMs on an H100); the real count is\n"
-	"                       printed\n"
+	"                       groups (8 SMs on an H100), or given the SMs\n"
+	"                       the split left over when they fit better\n"
+	"                       (12 on an H100); the real count is printed\n"
 	"  --memory SIZE        memory quota: bytes, or a number with a K, M,\n"
 	"                       G or T suffix (binary: 1G = 2^30 bytes)\n"
 	"  --user USER          the only user whose programs may use it: a\n"
 	"                       name or a numeric uid (default: you)\n"
+	"  --group GROUP        instead: every member of this group (name\n"
+	"                       or gid) may use it\n"
 	"  --time-limit SECONDS longest a kernel may run before the vGPU is\n"
 	"                       reset (default 10; 0 = no limit)\n"
 	"  --gpu N              the physical GPU (default: the first with\n"
 	"                       room)\n"
-	"\n"
-	"Exit status: 0 created, 1 vgpud refused (reason on stderr),\n"
-	"2 usage error, 3 vgpud cannot be reached.\n";
+	"  --isolation KIND     shared (default): an MPS client, running\n"
+	"                       concurrently with the GPU's other shared\n"
+	"                       vGPUs, but sharing their fate on a fatal\n"
+	"                       fault; exclusive: outside MPS, its own fault\n"
+	"                       domain, time-sliced against the rest\n"
+	"  -f FILE              take all of these from a blueprint\n" EXIT_TEXT;
 
 static const char usage_list[] =
-	"usage: vgpu-admin [--run-dir DIR] list\n"
+	"usage: vgpu-admin [--run-dir DIR] list [--json]\n"
 	"\n"
 	"Show every vGPU: NAME GPU BACKEND SMS GROUPS MEMORY USED CLIENTS\n"
-	"USER STATE RESTARTS PID. BACKEND \"sim (simulated)\" means the CPU\n"
-	"simulator: none of its figures are GPU figures. STATE is starting,\n"
-	"running, restarting (its GPU's shared fault domain is being\n"
+	"USER STATE RESTARTS PID ISOLATION. BACKEND \"sim (simulated)\" means\n"
+	"the CPU simulator: none of its figures are GPU figures. GROUPS\n"
+	"\"left\" is the slice of SMs the split left over. USER is a user,\n"
+	"or group:NAME when every member of a group may use it. STATE is\n"
+	"starting, running, restarting (its fault domain is being\n"
 	"restarted), failed (restarting gave up; destroy and re-create it)\n"
-	"or stopping.\n"
-	"\n"
-	"Exit status: 0 done, 1 vgpud refused, 2 usage error, 3 vgpud cannot\n"
-	"be reached.\n";
+	"or stopping.\n" EXIT_TEXT;
 
 static const char usage_destroy[] =
-	"usage: vgpu-admin [--run-dir DIR] destroy NAME\n"
+	"usage: vgpu-admin [--run-dir DIR] destroy NAME [--json]\n"
 	"\n"
 	"Stop the vGPU's worker (its clients see their connection close)\n"
-	"and return its SM groups and memory.\n"
+	"and return its SM groups and memory.\n" EXIT_TEXT;
+
+static const char usage_show[] =
+	"usage: vgpu-admin [--run-dir DIR] show NAME [--json]\n"
 	"\n"
-	"Exit status: 0 destroyed, 1 vgpud refused (reason on stderr),\n"
-	"2 usage error, 3 vgpud cannot be reached.\n";
+	"Everything about one vGPU: its SMs and which SM groups, memory\n"
+	"quota and use, clients, who may use it, its isolation and fault\n"
+	"domain (and what that means), state, restarts, worker pid, VA\n"
+	"window and kernel time limit.\n" EXIT_TEXT;
 
-/* A usage error: what was wrong, and where the help is. Exit code 2. */
-static int usage_error(const char *usage, const char *fmt, const char *arg)
+static const char usage_gpus[] =
+	"usage: vgpu-admin [--run-dir DIR] gpus [--json]\n"
+	"\n"
+	"Every GPU vgpud manages: name, SMs, minSmPartitionSize and\n"
+	"smCoscheduledAlignment, SM groups in all and free, the SMs the\n"
+	"split leaves over and what is done with them, memory (total, kept\n"
+	"for the driver, free), the backend, and the fault domains: the\n"
+	"shared (MPS) domain and each exclusive vGPU.\n" EXIT_TEXT;
+
+static const char usage_validate[] =
+	"usage: vgpu-admin [--run-dir DIR] validate FILE... [--json]\n"
+	"\n"
+	"Check blueprint files: the format (errors name the file, line and\n"
+	"field), the user or group, and, when vgpud can be reached, whether\n"
+	"the vGPU fits now (\"fits: 16 SMs (groups 2,3) on GPU 0\" or what\n"
+	"is free instead). Creates nothing. Exit 0 only if every file is\n"
+	"valid (and fits, when vgpud was asked); 1 otherwise.\n" EXIT_TEXT;
+
+static const char domain_note[] =
+	"a fault domain is what one fatal GPU fault stops: the shared (MPS) "
+	"vGPUs of a GPU run concurrently but restart together; an exclusive "
+	"vGPU runs outside MPS, time-sliced, and restarts alone";
+
+/* A message about reaching vgpud, unless the command wants quiet. */
+static void say(const struct admin_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void say(const struct admin_ctx *ctx, const char *fmt, ...)
 {
-	const char *cmd = usage == usage_create	   ? " create"
-			  : usage == usage_list	   ? " list"
-			  : usage == usage_destroy ? " destroy"
-						   : "";
+	va_list ap;
 
-	fprintf(stderr, "vgpu-admin: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nvgpu-admin: see 'vgpu-admin%s --help'\n", cmd);
-	return ADMIN_EXIT_USAGE;
+	if (ctx->quiet)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 }
 
+static void request_init(struct vgpu_admin_request *req, uint32_t op)
+{
+	memset(req, 0, sizeof(*req));
+	req->magic = VGPU_ADMIN_MAGIC;
+	req->major = VGPU_ADMIN_MAJOR;
+	req->minor = VGPU_ADMIN_MINOR;
+	req->op = op;
+}
+
+/* Print obj (consumed) on stdout, in a stable key order. */
+static void json_print(json_t *obj)
+{
+	if (!obj) {
+		fprintf(stderr, "vgpu-admin: out of memory\n");
+		return;
+	}
+	json_dumpf(obj, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(obj);
+}
+
+/* --json: the error object for an exit code other than 0. */
+static int json_fail(const struct admin_ctx *ctx, int code, const char *msg)
+{
+	if (ctx->json)
+		json_print(json_pack("{s:{s:i, s:s}}", "error", "exit", code,
+				     "message", msg ? msg : ""));
+	return code;
+}
+
+/* A usage error: what was wrong, and where the help is. Exit code 2. */
+static int usage_error(const struct admin_ctx *ctx, const char *cmd,
+		       const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int usage_error(const struct admin_ctx *ctx, const char *cmd,
+		       const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr,
+		"vgpu-admin: %s\nvgpu-admin: see 'vgpu-admin%s%s "
+		"--help'\n",
+		msg, cmd ? " " : "", cmd ? cmd : "");
+	return json_fail(ctx, ADMIN_EXIT_USAGE, msg);
+}
 /* "4G" -> 4 << 30. Plain bytes or K/M/G/T (binary), optional "iB"/"B". */
 static int parse_size(const char *s, uint64_t *out)
 {
@@ -224,6 +338,8 @@ static const char *groups_text(const struct vgpu_admin_entry *e, char *buf,
 	}
 	if (n == 0)
 		snprintf(buf, len, "-");
+	else if (e->leftover)
+		snprintf(buf, len, "%u (leftover)", e->groups[0]);
 	return buf;
 }
 
@@ -260,49 +376,51 @@ static const char *backend_text(uint32_t backend)
  * code: ADMIN_EXIT_OK with *resp filled (whatever its status), or
  * ADMIN_EXIT_UNREACHABLE with the reason printed.
  */
-static int admin_call(const char *run_dir, const struct vgpu_admin_request *req,
+static int admin_call(const struct admin_ctx *ctx,
+		      const struct vgpu_admin_request *req,
 		      struct vgpu_admin_response *resp)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	struct pollfd pfd;
 	ssize_t n;
+	const char *run_dir = ctx->run_dir;
 	int fd, r;
 
 	r = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/admin.sock",
 		     run_dir);
 	if (r < 0 || (size_t)r >= sizeof(addr.sun_path)) {
-		fprintf(stderr,
-			"vgpu-admin: run directory '%s' is too long "
-			"for a socket path\n",
-			run_dir);
+		say(ctx,
+		    "vgpu-admin: run directory '%s' is too long "
+		    "for a socket path\n",
+		    run_dir);
 		return ADMIN_EXIT_USAGE;
 	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		fprintf(stderr, "vgpu-admin: socket: %s\n", strerror(errno));
+		say(ctx, "vgpu-admin: socket: %s\n", strerror(errno));
 		return ADMIN_EXIT_UNREACHABLE;
 	}
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
 		int e = errno;
 
-		fprintf(stderr, "vgpu-admin: cannot reach vgpud at %s: %s\n",
-			addr.sun_path, strerror(e));
+		say(ctx, "vgpu-admin: cannot reach vgpud at %s: %s\n",
+		    addr.sun_path, strerror(e));
 		if (e == EACCES || e == EPERM)
-			fprintf(stderr, "vgpu-admin: the admin socket is for "
-					"root only; run vgpu-admin as root\n");
+			say(ctx, "vgpu-admin: the admin socket is for "
+				 "root only; run vgpu-admin as root\n");
 		else
-			fprintf(stderr,
-				"vgpu-admin: is vgpud running? Start it with "
-				"'vgpud --run-dir %s' (as root)\n",
-				run_dir);
+			say(ctx,
+			    "vgpu-admin: is vgpud running? Start it with "
+			    "'vgpud --run-dir %s' (as root)\n",
+			    run_dir);
 		close(fd);
 		return ADMIN_EXIT_UNREACHABLE;
 	}
 	/* a refusal may already be queued when the send fails: read on */
 	if (send(fd, req, sizeof(*req), MSG_NOSIGNAL) != sizeof(*req) &&
 	    errno != EPIPE) {
-		fprintf(stderr, "vgpu-admin: sending to vgpud at %s: %s\n",
-			addr.sun_path, strerror(errno));
+		say(ctx, "vgpu-admin: sending to vgpud at %s: %s\n",
+		    addr.sun_path, strerror(errno));
 		close(fd);
 		return ADMIN_EXIT_UNREACHABLE;
 	}
@@ -312,9 +430,8 @@ static int admin_call(const char *run_dir, const struct vgpu_admin_request *req,
 		r = poll(&pfd, 1, ADMIN_REPLY_TIMEOUT_MS);
 	} while (r < 0 && errno == EINTR);
 	if (r <= 0) {
-		fprintf(stderr,
-			"vgpu-admin: vgpud at %s did not answer within %d s\n",
-			addr.sun_path, ADMIN_REPLY_TIMEOUT_MS / 1000);
+		say(ctx, "vgpu-admin: vgpud at %s did not answer within %d s\n",
+		    addr.sun_path, ADMIN_REPLY_TIMEOUT_MS / 1000);
 		close(fd);
 		return ADMIN_EXIT_UNREACHABLE;
 	}
@@ -322,37 +439,20 @@ static int admin_call(const char *run_dir, const struct vgpu_admin_request *req,
 	close(fd);
 	if (n != (ssize_t)sizeof(*resp) || resp->magic != VGPU_ADMIN_MAGIC) {
 		if (n == 0)
-			fprintf(stderr,
-				"vgpu-admin: vgpud at %s closed the "
-				"connection without an answer\n",
-				addr.sun_path);
+			say(ctx,
+			    "vgpu-admin: vgpud at %s closed the "
+			    "connection without an answer\n",
+			    addr.sun_path);
 		else
-			fprintf(stderr,
-				"vgpu-admin: vgpud at %s sent a reply of %zd "
-				"bytes (expected %zu) or with a bad magic; is "
-				"it the same vgpu version?\n",
-				addr.sun_path, n, sizeof(*resp));
+			say(ctx,
+			    "vgpu-admin: vgpud at %s sent a reply of %zd "
+			    "bytes (expected %zu) or with a bad magic; is "
+			    "it the same vgpu version?\n",
+			    addr.sun_path, n, sizeof(*resp));
 		return ADMIN_EXIT_UNREACHABLE;
 	}
 	resp->message[sizeof(resp->message) - 1] = '\0';
 	return ADMIN_EXIT_OK;
-}
-
-static void request_init(struct vgpu_admin_request *req, uint32_t op)
-{
-	memset(req, 0, sizeof(*req));
-	req->magic = VGPU_ADMIN_MAGIC;
-	req->major = VGPU_ADMIN_MAJOR;
-	req->minor = VGPU_ADMIN_MINOR;
-	req->op = op;
-}
-
-/* Print vgpud's refusal; exit code 1. */
-static int refused(const struct vgpu_admin_response *resp)
-{
-	fprintf(stderr, "vgpu-admin: %s\n",
-		resp->message[0] ? resp->message : "vgpud refused the request");
-	return ADMIN_EXIT_REFUSED;
 }
 
 /* Value of option argv[*i] ("--opt VALUE" or "--opt=VALUE"). */
@@ -377,31 +477,313 @@ static bool is_opt(const char *arg, const char *opt)
 	       (arg[len] == '\0' || arg[len] == '=');
 }
 
-static bool wants_help(int argc, char **argv)
+/* GROUP: a group name, or a numeric gid. */
+static int parse_group(const char *s, uint32_t *gid)
 {
-	int i;
+	struct group *gr = getgrnam(s);
 
-	for (i = 0; i < argc; i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return true;
-	return false;
+	if (gr) {
+		*gid = gr->gr_gid;
+		return 0;
+	}
+	return parse_uint(s, UINT32_MAX - 1, gid);
 }
 
-static int cmd_create(const char *run_dir, int argc, char **argv)
+static const char *group_name(uint32_t gid, char *buf, size_t len)
+{
+	struct group *gr = getgrgid(gid);
+
+	if (gr)
+		snprintf(buf, len, "%s", gr->gr_name);
+	else
+		snprintf(buf, len, "%u", gid);
+	return buf;
+}
+
+/* "root", or "group:gpu-users" for a group consumer. */
+static const char *consumer_text(const struct vgpu_admin_entry *e, char *buf,
+				 size_t len)
+{
+	char name[64];
+
+	if (e->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP)
+		snprintf(buf, len, "group:%s",
+			 group_name(e->gid, name, sizeof(name)));
+	else
+		user_name(e->uid, buf, len);
+	return buf;
+}
+
+static const char *isolation_text(uint32_t isolation)
+{
+	return isolation == VGPU_ISOLATION_EXCLUSIVE ? "exclusive" : "shared";
+}
+
+/* The domain a vGPU is in, as a name and as a sentence. */
+static void domain_text(const struct vgpu_admin_entry *e, char *name,
+			size_t nlen, char *means, size_t mlen)
+{
+	if (e->isolation == VGPU_ISOLATION_EXCLUSIVE) {
+		snprintf(name, nlen, "its own fault domain on GPU %u", e->gpu);
+		snprintf(means, mlen,
+			 "it runs outside MPS: no other vGPU's fault can stop "
+			 "its work, and a fault in it restarts only it; it is "
+			 "time-sliced against the rest of the GPU");
+	} else {
+		snprintf(name, nlen, "the shared (MPS) domain of GPU %u",
+			 e->gpu);
+		snprintf(means, mlen,
+			 "it runs concurrently with the GPU's other shared "
+			 "vGPUs on its own SMs, but a fatal fault in any of "
+			 "them stops and restarts all of them (exclusive vGPUs "
+			 "are not affected)");
+	}
+}
+
+/* Print vgpud's refusal; exit code 1. */
+static int refused(const struct admin_ctx *ctx,
+		   const struct vgpu_admin_response *resp)
+{
+	const char *m =
+		resp->message[0] ? resp->message : "vgpud refused the request";
+
+	fprintf(stderr, "vgpu-admin: %s\n", m);
+	return json_fail(ctx, ADMIN_EXIT_REFUSED, m);
+}
+
+/* One call with the usual answers to failure; 0 with resp filled. */
+static int call_ok(const struct admin_ctx *ctx,
+		   const struct vgpu_admin_request *req,
+		   struct vgpu_admin_response *resp)
+{
+	int rc = admin_call(ctx, req, resp);
+
+	if (rc != ADMIN_EXIT_OK)
+		return json_fail(ctx, rc, "cannot reach vgpud");
+	if (resp->status != VGPU_ADMIN_OK)
+		return refused(ctx, resp);
+	return ADMIN_EXIT_OK;
+}
+
+static struct vgpu_admin_response *response_alloc(void)
+{
+	struct vgpu_admin_response *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		fprintf(stderr, "vgpu-admin: out of memory\n");
+	return r;
+}
+
+/* A vGPU as its stable JSON object (documented in vgpu-admin(1)). */
+static json_t *entry_json(const struct vgpu_admin_entry *e)
+{
+	char user[64], dom[96], means[320];
+	json_t *groups = json_array();
+	uint32_t i;
+
+	for (i = 0; i < e->ngroups && i < VGPU_MAX_SM_GROUPS; i++)
+		json_array_append_new(groups, json_integer(e->groups[i]));
+	domain_text(e, dom, sizeof(dom), means, sizeof(means));
+	if (e->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP)
+		group_name(e->gid, user, sizeof(user));
+	else
+		user_name(e->uid, user, sizeof(user));
+	return json_pack(
+		"{s:s, s:I, s:s, s:s, s:b, s:I, s:o, s:b, s:I, s:I, s:I, s:I, "
+		"s:I, s:{s:s, s:I, s:s}, s:s, s:s, s:s, s:s, s:I, s:I, s:I}",
+		"name", e->name, "gpu", (json_int_t)e->gpu, "gpu_name",
+		e->gpu_name, "backend",
+		e->backend == VGPU_BACKEND_CUDA ? "cuda" : "sim", "simulated",
+		e->backend != VGPU_BACKEND_CUDA, "sms", (json_int_t)e->sms,
+		"groups", groups, "leftover_slice", e->leftover != 0,
+		"memory_quota", (json_int_t)e->memory_quota, "memory_used",
+		(json_int_t)e->memory_used, "va_base", (json_int_t)e->va_base,
+		"va_size", (json_int_t)PLAN_VA_WINDOW, "clients",
+		(json_int_t)e->clients, "consumer", "kind",
+		e->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP ? "group"
+							      : "user",
+		"id",
+		(json_int_t)(e->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP
+				     ? e->gid
+				     : e->uid),
+		"name", user, "isolation", isolation_text(e->isolation),
+		"domain", dom, "domain_means", means, "state",
+		state_text(e->state), "restarts", (json_int_t)e->restarts,
+		"pid", (json_int_t)e->pid, "time_limit_ms",
+		(json_int_t)e->time_limit_ms);
+}
+
+/* "created vGPU a: 16 SMs (groups 0,1) on GPU 0 (...), 1.0 GiB, ..." */
+static void print_created(const struct vgpu_admin_entry *e, uint32_t asked)
+{
+	char size[32], groups[256], user[80];
+
+	printf("created vGPU %.*s: %u SMs (groups %s) on GPU %u (%.*s), %s, "
+	       "user %s, %s",
+	       VGPU_NAME_MAX - 1, e->name, e->sms,
+	       groups_text(e, groups, sizeof(groups)), e->gpu,
+	       (int)sizeof(e->gpu_name) - 1, e->gpu_name,
+	       plan_format_size(e->memory_quota, size, sizeof(size)),
+	       consumer_text(e, user, sizeof(user)),
+	       isolation_text(e->isolation));
+	if (e->leftover && e->sms != asked)
+		printf("; asked for %u SMs: given the slice of %u SMs the "
+		       "split left over",
+		       asked, e->sms);
+	else if (e->sms != asked)
+		printf("; asked for %u SMs, rounded up to whole groups of %u",
+		       asked, e->min_partition);
+	if (e->backend == VGPU_BACKEND_SIM)
+		printf(" [simulated GPU, not a real one]");
+	printf("\n");
+}
+
+/* A line for people, left out under --json. */
+static void out(const struct admin_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void out(const struct admin_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx->json)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* ---- blueprints --------------------------------------------------------- */
+
+/* SMs per group of a GPU, for a blueprint's `slices` (vgpud asked). */
+static uint32_t slices_to_sms(const struct admin_ctx *ctx, uint32_t slices,
+			      int32_t gpu, int *rc)
 {
 	struct vgpu_admin_request req;
-	struct vgpu_admin_response *resp;
-	const struct vgpu_admin_entry *e;
-	const char *name = NULL, *v;
-	char err[256], size[32], groups[256], user[64];
-	bool have_sms = false, have_mem = false;
-	uint32_t asked;
-	int i, rc;
+	struct vgpu_admin_response *resp = response_alloc();
+	uint32_t g = gpu < 0 ? 0 : (uint32_t)gpu, per;
 
-	if (wants_help(argc, argv)) {
-		fputs(usage_create, stdout);
-		return ADMIN_EXIT_OK;
+	*rc = ADMIN_EXIT_REFUSED;
+	if (!resp)
+		return 0;
+	request_init(&req, VGPU_ADMIN_GPUS);
+	*rc = admin_call(ctx, &req, resp);
+	if (*rc != ADMIN_EXIT_OK || resp->status != VGPU_ADMIN_OK ||
+	    g >= resp->count || g >= VGPU_MAX_GPUS) {
+		if (*rc == ADMIN_EXIT_OK)
+			*rc = ADMIN_EXIT_REFUSED;
+		free(resp);
+		return 0;
 	}
+	per = resp->gpus[g].min_partition;
+	free(resp);
+	return slices * per;
+}
+
+/*
+ * A parsed blueprint as a CREATE (or PLAN_CHECK) request: the consumer
+ * resolved on this host, slices turned into SMs. 0, or an exit code with
+ * the reason in err.
+ */
+static int blueprint_request(const struct admin_ctx *ctx,
+			     const struct blueprint *bp, uint32_t op,
+			     struct vgpu_admin_request *req, char *err,
+			     size_t errlen)
+{
+	int rc = ADMIN_EXIT_OK;
+
+	request_init(req, op);
+	snprintf(req->name, sizeof(req->name), "%s", bp->name);
+	req->gpu = bp->gpu < 0 ? VGPU_ADMIN_GPU_ANY : (uint32_t)bp->gpu;
+	req->memory = bp->memory;
+	req->time_limit_ms = bp->kernel_time_limit_ms;
+	req->isolation = bp->isolation;
+	req->uid = VGPU_ADMIN_UID_PEER;
+	if (bp->consumer_kind == BLUEPRINT_CONSUMER_USER &&
+	    parse_user(bp->consumer, &req->uid)) {
+		snprintf(err, errlen,
+			 "blueprint %s: consumer user '%s' does not exist on "
+			 "this host",
+			 bp->name, bp->consumer);
+		return ADMIN_EXIT_REFUSED;
+	}
+	if (bp->consumer_kind == BLUEPRINT_CONSUMER_GROUP) {
+		req->consumer_kind = VGPU_ADMIN_CONSUMER_GROUP;
+		if (parse_group(bp->consumer, &req->gid)) {
+			snprintf(err, errlen,
+				 "blueprint %s: consumer group '%s' does not "
+				 "exist on this host",
+				 bp->name, bp->consumer);
+			return ADMIN_EXIT_REFUSED;
+		}
+	}
+	req->sms = bp->sms;
+	if (bp->slices) {
+		req->sms = slices_to_sms(ctx, bp->slices, bp->gpu, &rc);
+		if (!req->sms) {
+			snprintf(err, errlen,
+				 "blueprint %s: %u slices: cannot ask vgpud "
+				 "how many SMs a slice of GPU %d has",
+				 bp->name, bp->slices,
+				 bp->gpu < 0 ? 0 : bp->gpu);
+			return rc;
+		}
+	}
+	return ADMIN_EXIT_OK;
+}
+
+/* ---- create ------------------------------------------------------------- */
+
+static int create_send(const struct admin_ctx *ctx,
+		       const struct vgpu_admin_request *req)
+{
+	struct vgpu_admin_response *resp = response_alloc();
+	int rc;
+
+	if (!resp)
+		return ADMIN_EXIT_REFUSED;
+	rc = call_ok(ctx, req, resp);
+	if (rc == ADMIN_EXIT_OK && resp->count >= 1) {
+		if (ctx->json)
+			json_print(json_pack("{s:o}", "created",
+					     entry_json(&resp->entries[0])));
+		else
+			print_created(&resp->entries[0], req->sms);
+	} else if (rc == ADMIN_EXIT_OK) {
+		out(ctx, "%s\n", resp->message);
+	}
+	free(resp);
+	return rc;
+}
+
+static int cmd_create_file(const struct admin_ctx *ctx, const char *file)
+{
+	struct vgpu_admin_request req;
+	struct blueprint bp;
+	char err[512];
+	int rc;
+
+	if (blueprint_parse_file(file, &bp, err, sizeof(err))) {
+		fprintf(stderr, "vgpu-admin: %s\n", err);
+		return json_fail(ctx, ADMIN_EXIT_REFUSED, err);
+	}
+	rc = blueprint_request(ctx, &bp, VGPU_ADMIN_CREATE, &req, err,
+			       sizeof(err));
+	if (rc) {
+		fprintf(stderr, "vgpu-admin: %s\n", err);
+		return json_fail(ctx, rc, err);
+	}
+	return create_send(ctx, &req);
+}
+
+static int cmd_create(const struct admin_ctx *ctx, int argc, char **argv)
+{
+	struct vgpu_admin_request req;
+	const char *name = NULL, *file = NULL, *v;
+	bool have_sms = false, have_mem = false, have_user = false;
+	char err[256];
+	int i;
+
 	request_init(&req, VGPU_ADMIN_CREATE);
 	req.gpu = VGPU_ADMIN_GPU_ANY;
 	req.uid = VGPU_ADMIN_UID_PEER;
@@ -409,11 +791,19 @@ static int cmd_create(const char *run_dir, int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		const char *arg = argv[i];
 
-		if (is_opt(arg, "--sms")) {
+		if (!strcmp(arg, "-f") || is_opt(arg, "--file")) {
+			v = !strcmp(arg, "-f")
+				    ? (i + 1 < argc ? argv[++i] : NULL)
+				    : opt_value(argc, argv, &i, "--file");
+			if (!v || !*v)
+				return usage_error(ctx, "create",
+						   "-f needs a blueprint file");
+			file = v;
+		} else if (is_opt(arg, "--sms")) {
 			v = opt_value(argc, argv, &i, "--sms");
 			if (!v || parse_uint(v, 1u << 20, &req.sms) ||
 			    req.sms == 0)
-				return usage_error(usage_create,
+				return usage_error(ctx, "create",
 						   "--sms needs a positive "
 						   "number of SMs, got '%s'",
 						   v ? v : "");
@@ -421,7 +811,7 @@ static int cmd_create(const char *run_dir, int argc, char **argv)
 		} else if (is_opt(arg, "--memory")) {
 			v = opt_value(argc, argv, &i, "--memory");
 			if (!v || parse_size(v, &req.memory) || !req.memory)
-				return usage_error(usage_create,
+				return usage_error(ctx, "create",
 						   "--memory needs a size like "
 						   "4G or 512M, got '%s'",
 						   v ? v : "");
@@ -429,9 +819,30 @@ static int cmd_create(const char *run_dir, int argc, char **argv)
 		} else if (is_opt(arg, "--user")) {
 			v = opt_value(argc, argv, &i, "--user");
 			if (!v || parse_user(v, &req.uid))
-				return usage_error(usage_create,
+				return usage_error(ctx, "create",
 						   "--user: no user named '%s' "
 						   "(give a name or a uid)",
+						   v ? v : "");
+			have_user = true;
+		} else if (is_opt(arg, "--group")) {
+			v = opt_value(argc, argv, &i, "--group");
+			if (!v || parse_group(v, &req.gid))
+				return usage_error(
+					ctx, "create",
+					"--group: no group named "
+					"'%s' (give a name or a gid)",
+					v ? v : "");
+			req.consumer_kind = VGPU_ADMIN_CONSUMER_GROUP;
+		} else if (is_opt(arg, "--isolation")) {
+			v = opt_value(argc, argv, &i, "--isolation");
+			if (v && !strcmp(v, "shared"))
+				req.isolation = VGPU_ISOLATION_SHARED;
+			else if (v && !strcmp(v, "exclusive"))
+				req.isolation = VGPU_ISOLATION_EXCLUSIVE;
+			else
+				return usage_error(ctx, "create",
+						   "--isolation must be shared "
+						   "or exclusive, got '%s'",
 						   v ? v : "");
 		} else if (is_opt(arg, "--time-limit")) {
 			double s;
@@ -440,10 +851,11 @@ static int cmd_create(const char *run_dir, int argc, char **argv)
 			v = opt_value(argc, argv, &i, "--time-limit");
 			s = v ? strtod(v, &end) : -1;
 			if (!v || !*v || *end || !isfinite(s) || s < 0 ||
-			    s > 4000000.0)
-				return usage_error(usage_create,
+			    s > 604800.0)
+				return usage_error(ctx, "create",
 						   "--time-limit needs seconds "
-						   "(0 = none), got '%s'",
+						   "(0 = none, at most a "
+						   "week), got '%s'",
 						   v ? v : "");
 			req.time_limit_ms = (uint32_t)llround(s * 1000.0);
 			if (s > 0 && req.time_limit_ms == 0)
@@ -451,94 +863,293 @@ static int cmd_create(const char *run_dir, int argc, char **argv)
 		} else if (is_opt(arg, "--gpu")) {
 			v = opt_value(argc, argv, &i, "--gpu");
 			if (!v || parse_uint(v, VGPU_MAX_GPUS - 1, &req.gpu))
-				return usage_error(usage_create,
+				return usage_error(ctx, "create",
 						   "--gpu needs a GPU number "
 						   "(0, 1, ...), got '%s'",
 						   v ? v : "");
-		} else if (arg[0] == '-' && arg[1] == '-') {
-			return usage_error(usage_create,
+		} else if (arg[0] == '-') {
+			return usage_error(ctx, "create",
 					   "create: unknown option '%s'", arg);
 		} else if (!name) {
 			name = arg;
 		} else {
-			return usage_error(usage_create,
+			return usage_error(ctx, "create",
 					   "create: unexpected argument '%s'",
 					   arg);
 		}
 	}
+	if (file) {
+		if (name || have_sms || have_mem || have_user ||
+		    req.consumer_kind || req.isolation ||
+		    req.gpu != VGPU_ADMIN_GPU_ANY ||
+		    req.time_limit_ms != VGPU_ADMIN_TIME_DEFAULT)
+			return usage_error(ctx, "create",
+					   "create -f FILE takes everything "
+					   "from the blueprint; no NAME or "
+					   "other options beside it");
+		return cmd_create_file(ctx, file);
+	}
+	if (have_user && req.consumer_kind == VGPU_ADMIN_CONSUMER_GROUP)
+		return usage_error(ctx, "create",
+				   "create: --user and --group exclude each "
+				   "other");
 	if (!name)
-		return usage_error(usage_create, "create: NAME is missing%s",
-				   "");
+		return usage_error(ctx, "create", "create: NAME is missing");
 	if (!plan_name_valid(name, err, sizeof(err)))
-		return usage_error(usage_create, "create: %s", err);
+		return usage_error(ctx, "create", "create: %s", err);
 	if (!have_sms || !have_mem)
-		return usage_error(usage_create, "create: %s is required",
+		return usage_error(ctx, "create", "create: %s is required",
 				   have_sms ? "--memory" : "--sms");
 	snprintf(req.name, sizeof(req.name), "%s", name);
-	asked = req.sms;
+	return create_send(ctx, &req);
+}
 
-	resp = calloc(1, sizeof(*resp));
+/* ---- validate ----------------------------------------------------------- */
+
+static int cmd_validate(struct admin_ctx *ctx, int argc, char **argv)
+{
+	struct vgpu_admin_response *resp;
+	struct vgpu_admin_request req;
+	json_t *results = json_array();
+	bool reachable = true;
+	int i, rc = ADMIN_EXIT_OK;
+
+	if (argc == 0) {
+		json_decref(results);
+		return usage_error(ctx, "validate",
+				   "validate needs at least one FILE");
+	}
+	resp = response_alloc();
 	if (!resp) {
-		fprintf(stderr, "vgpu-admin: out of memory\n");
+		json_decref(results);
 		return ADMIN_EXIT_REFUSED;
 	}
-	rc = admin_call(run_dir, &req, resp);
-	if (rc == ADMIN_EXIT_OK && resp->status != VGPU_ADMIN_OK)
-		rc = refused(resp);
+	for (i = 0; i < argc; i++) {
+		struct blueprint bp;
+		char err[512], line[640], groups[256];
+		json_t *r = json_pack("{s:s}", "file", argv[i]);
+		int crc;
+
+		if (blueprint_parse_file(argv[i], &bp, err, sizeof(err))) {
+			out(ctx, "%s: invalid: %s\n", argv[i], err);
+			json_object_set_new(r, "valid", json_false());
+			json_object_set_new(r, "error", json_string(err));
+			json_array_append_new(results, r);
+			rc = ADMIN_EXIT_REFUSED;
+			continue;
+		}
+		json_object_set_new(r, "name", json_string(bp.name));
+		/* asking vgpud: quietly, it may simply not run here */
+		ctx->quiet = true;
+		crc = reachable ? blueprint_request(ctx, &bp,
+						    VGPU_ADMIN_PLAN_CHECK, &req,
+						    err, sizeof(err))
+				: ADMIN_EXIT_UNREACHABLE;
+		if (crc == ADMIN_EXIT_REFUSED) {
+			ctx->quiet = false;
+			out(ctx, "%s: invalid: %s\n", argv[i], err);
+			json_object_set_new(r, "valid", json_false());
+			json_object_set_new(r, "error", json_string(err));
+			json_array_append_new(results, r);
+			rc = ADMIN_EXIT_REFUSED;
+			continue;
+		}
+		if (crc == ADMIN_EXIT_OK)
+			crc = admin_call(ctx, &req, resp);
+		ctx->quiet = false;
+		json_object_set_new(r, "valid", json_true());
+		json_object_set_new(r, "error", json_null());
+		if (crc != ADMIN_EXIT_OK) {
+			reachable = false;
+			out(ctx,
+			    "%s: valid (blueprint %s); not checked against "
+			    "vgpud (it cannot be reached at %s)\n",
+			    argv[i], bp.name, ctx->run_dir);
+			json_object_set_new(r, "checked", json_false());
+		} else if (resp->status != VGPU_ADMIN_OK) {
+			out(ctx, "%s: valid, but does not fit now: %s\n",
+			    argv[i], resp->message);
+			json_object_set_new(r, "checked", json_true());
+			json_object_set_new(r, "fits", json_false());
+			json_object_set_new(r, "message",
+					    json_string(resp->message));
+			rc = ADMIN_EXIT_REFUSED;
+		} else {
+			const struct vgpu_admin_entry *e = &resp->entries[0];
+
+			snprintf(line, sizeof(line),
+				 "fits: %u SMs (groups %s) on GPU %u", e->sms,
+				 groups_text(e, groups, sizeof(groups)),
+				 e->gpu);
+			out(ctx, "%s: valid; %s\n", argv[i], line);
+			json_object_set_new(r, "checked", json_true());
+			json_object_set_new(r, "fits", json_true());
+			json_object_set_new(r, "message", json_string(line));
+			json_object_set_new(r, "plan", entry_json(e));
+		}
+		json_array_append_new(results, r);
+	}
+	free(resp);
+	if (ctx->json) {
+		fflush(stdout);
+		json_print(json_pack("{s:o, s:b}", "results", results, "valid",
+				     rc == ADMIN_EXIT_OK));
+	} else {
+		json_decref(results);
+	}
+	return rc;
+}
+
+/* ---- show, destroy ------------------------------------------------------ */
+
+/* NAME as the only argument of show and destroy; 0 or an exit code. */
+static int one_name(const struct admin_ctx *ctx, const char *cmd, int argc,
+		    char **argv, struct vgpu_admin_request *req, uint32_t op)
+{
+	char err[256];
+
+	if (argc != 1)
+		return usage_error(ctx, cmd, "%s takes exactly one NAME", cmd);
+	if (!plan_name_valid(argv[0], err, sizeof(err)))
+		return usage_error(ctx, cmd, "%s: %s", cmd, err);
+	request_init(req, op);
+	snprintf(req->name, sizeof(req->name), "%s", argv[0]);
+	return ADMIN_EXIT_OK;
+}
+
+static void print_show(const struct vgpu_admin_entry *e)
+{
+	char a[32], b[32], groups[256], user[80], dom[96], means[320];
+
+	domain_text(e, dom, sizeof(dom), means, sizeof(means));
+	printf("vGPU %s\n", e->name);
+	printf("  state          %s", state_text(e->state));
+	if (e->pid > 0)
+		printf(" (worker pid %d)", e->pid);
+	printf(", %u restart%s\n", e->restarts, e->restarts == 1 ? "" : "s");
+	printf("  GPU            %u: %s%s\n", e->gpu, e->gpu_name,
+	       e->backend == VGPU_BACKEND_SIM ? " [simulated, not a GPU]" : "");
+	if (e->leftover)
+		printf("  SMs            %u: the slice the split left over "
+		       "(group %u), held alone\n",
+		       e->sms, e->groups[0]);
+	else
+		printf("  SMs            %u: SM group%s %s (groups of %u)\n",
+		       e->sms, e->ngroups == 1 ? "" : "s",
+		       groups_text(e, groups, sizeof(groups)),
+		       e->min_partition);
+	printf("  memory         %s quota, %s used\n",
+	       plan_format_size(e->memory_quota, a, sizeof(a)),
+	       plan_format_size(e->memory_used, b, sizeof(b)));
+	printf("  clients        %u\n", e->clients);
+	if (e->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP)
+		printf("  used by        members of group %s (gid %u)\n",
+		       group_name(e->gid, user, sizeof(user)), e->gid);
+	else
+		printf("  used by        user %s (uid %u)\n",
+		       user_name(e->uid, user, sizeof(user)), e->uid);
+	printf("  isolation      %s: %s\n", isolation_text(e->isolation), dom);
+	printf("                 %s\n", means);
+	printf("  VA window      0x%llx - 0x%llx (%s)\n",
+	       (unsigned long long)e->va_base,
+	       (unsigned long long)(e->va_base + PLAN_VA_WINDOW),
+	       plan_format_size(PLAN_VA_WINDOW, a, sizeof(a)));
+	if (e->time_limit_ms)
+		printf("  kernel limit   %.3g s (longer kernels reset the "
+		       "vGPU)\n",
+		       e->time_limit_ms / 1000.0);
+	else
+		printf("  kernel limit   none\n");
+}
+
+static int cmd_show(const struct admin_ctx *ctx, int argc, char **argv)
+{
+	struct vgpu_admin_request req;
+	struct vgpu_admin_response *resp;
+	int rc = one_name(ctx, "show", argc, argv, &req, VGPU_ADMIN_SHOW);
+
+	if (rc)
+		return rc;
+	resp = response_alloc();
+	if (!resp)
+		return ADMIN_EXIT_REFUSED;
+	rc = call_ok(ctx, &req, resp);
 	if (rc == ADMIN_EXIT_OK && resp->count >= 1) {
-		e = &resp->entries[0];
-		printf("created vGPU %.*s: %u SMs (groups %s) on GPU %u "
-		       "(%.*s), %s, user %s",
-		       VGPU_NAME_MAX - 1, e->name, e->sms,
-		       groups_text(e, groups, sizeof(groups)), e->gpu,
-		       (int)sizeof(e->gpu_name) - 1, e->gpu_name,
-		       plan_format_size(e->memory_quota, size, sizeof(size)),
-		       user_name(e->uid, user, sizeof(user)));
-		if (e->sms != asked)
-			printf("; asked for %u SMs, rounded up to whole "
-			       "groups of %u",
-			       asked, e->min_partition);
-		if (e->backend == VGPU_BACKEND_SIM)
-			printf(" [simulated GPU, not a real one]");
-		printf("\n");
-	} else if (rc == ADMIN_EXIT_OK) {
-		printf("%s\n", resp->message);
+		if (ctx->json)
+			json_print(entry_json(&resp->entries[0]));
+		else
+			print_show(&resp->entries[0]);
 	}
 	free(resp);
 	return rc;
 }
 
-static int cmd_destroy(const char *run_dir, int argc, char **argv)
+static int cmd_destroy(const struct admin_ctx *ctx, int argc, char **argv)
 {
 	struct vgpu_admin_request req;
 	struct vgpu_admin_response *resp;
-	char err[256];
-	int rc;
+	int rc = one_name(ctx, "destroy", argc, argv, &req, VGPU_ADMIN_DESTROY);
 
-	if (wants_help(argc, argv)) {
-		fputs(usage_destroy, stdout);
-		return ADMIN_EXIT_OK;
-	}
-	if (argc != 1)
-		return usage_error(usage_destroy,
-				   "destroy takes exactly one NAME%s", "");
-	if (!plan_name_valid(argv[0], err, sizeof(err)))
-		return usage_error(usage_destroy, "destroy: %s", err);
-	request_init(&req, VGPU_ADMIN_DESTROY);
-	snprintf(req.name, sizeof(req.name), "%s", argv[0]);
-
-	resp = calloc(1, sizeof(*resp));
-	if (!resp) {
-		fprintf(stderr, "vgpu-admin: out of memory\n");
+	if (rc)
+		return rc;
+	resp = response_alloc();
+	if (!resp)
 		return ADMIN_EXIT_REFUSED;
+	rc = call_ok(ctx, &req, resp);
+	if (rc == ADMIN_EXIT_OK) {
+		if (ctx->json)
+			json_print(json_pack("{s:s, s:s}", "destroyed",
+					     req.name, "message",
+					     resp->message));
+		else
+			printf("%s\n", resp->message);
 	}
-	rc = admin_call(run_dir, &req, resp);
-	if (rc == ADMIN_EXIT_OK && resp->status != VGPU_ADMIN_OK)
-		rc = refused(resp);
-	else if (rc == ADMIN_EXIT_OK)
-		printf("%s\n", resp->message);
 	free(resp);
 	return rc;
+}
+
+/* ---- list --------------------------------------------------------------- */
+
+/* Every vGPU into *all (paging through LIST); its count, or -exit. */
+static int list_all(const struct admin_ctx *ctx,
+		    struct vgpu_admin_entry **all_out)
+{
+	struct vgpu_admin_request req;
+	struct vgpu_admin_response *resp = response_alloc();
+	struct vgpu_admin_entry *all = calloc(ADMIN_MAX_LIST, sizeof(*all));
+	uint32_t n = 0, i, pages = 0;
+	int rc;
+
+	*all_out = NULL;
+	if (!resp || !all) {
+		free(resp);
+		free(all);
+		return -ADMIN_EXIT_REFUSED;
+	}
+	for (;;) {
+		request_init(&req, VGPU_ADMIN_LIST);
+		req.first = n;
+		rc = call_ok(ctx, &req, resp);
+		if (rc != ADMIN_EXIT_OK) {
+			free(resp);
+			free(all);
+			return -rc;
+		}
+		if (resp->count > VGPU_ADMIN_LIST_MAX)
+			resp->count = VGPU_ADMIN_LIST_MAX;
+		for (i = 0; i < resp->count && n < ADMIN_MAX_LIST; i++) {
+			all[n] = resp->entries[i];
+			all[n].name[VGPU_NAME_MAX - 1] = '\0';
+			all[n].gpu_name[sizeof(all[n].gpu_name) - 1] = '\0';
+			n++;
+		}
+		if (resp->count == 0 || n >= resp->total ||
+		    n >= ADMIN_MAX_LIST || ++pages > ADMIN_MAX_LIST)
+			break;
+	}
+	free(resp);
+	*all_out = all;
+	return (int)n;
 }
 
 enum list_col {
@@ -554,12 +1165,13 @@ enum list_col {
 	COL_STATE,
 	COL_RESTARTS,
 	COL_PID,
+	COL_ISOLATION,
 	COL_COUNT
 };
 
 static const char *const col_names[COL_COUNT] = {
-	"NAME", "GPU",	   "BACKEND", "SMS",   "GROUPS",   "MEMORY",
-	"USED", "CLIENTS", "USER",    "STATE", "RESTARTS", "PID"};
+	"NAME",	   "GPU",  "BACKEND", "SMS",	  "GROUPS", "MEMORY",	"USED",
+	"CLIENTS", "USER", "STATE",   "RESTARTS", "PID",    "ISOLATION"};
 
 #define COL_TEXT 72
 
@@ -575,13 +1187,15 @@ static void list_row(const struct vgpu_admin_entry *e,
 	plan_format_size(e->memory_quota, cells[COL_MEMORY], COL_TEXT);
 	plan_format_size(e->memory_used, cells[COL_USED], COL_TEXT);
 	snprintf(cells[COL_CLIENTS], COL_TEXT, "%u", e->clients);
-	user_name(e->uid, cells[COL_USER], COL_TEXT);
+	consumer_text(e, cells[COL_USER], COL_TEXT);
 	snprintf(cells[COL_STATE], COL_TEXT, "%s", state_text(e->state));
 	snprintf(cells[COL_RESTARTS], COL_TEXT, "%u", e->restarts);
 	if (e->pid > 0)
 		snprintf(cells[COL_PID], COL_TEXT, "%d", e->pid);
 	else
 		snprintf(cells[COL_PID], COL_TEXT, "-");
+	snprintf(cells[COL_ISOLATION], COL_TEXT, "%s",
+		 isolation_text(e->isolation));
 }
 
 static void print_row(char cells[COL_COUNT][COL_TEXT],
@@ -594,58 +1208,34 @@ static void print_row(char cells[COL_COUNT][COL_TEXT],
 	printf("%s\n", cells[COL_COUNT - 1]);
 }
 
-static int cmd_list(const char *run_dir, int argc, char **argv)
+static int cmd_list(const struct admin_ctx *ctx, int argc, char **argv)
 {
-	struct vgpu_admin_request req;
-	struct vgpu_admin_response *resp;
 	struct vgpu_admin_entry *all = NULL;
 	char(*cells)[COL_COUNT][COL_TEXT] = NULL;
 	char header[COL_COUNT][COL_TEXT];
-	int width[COL_COUNT];
-	uint32_t n = 0, i, pages = 0;
-	int c, rc = ADMIN_EXIT_OK;
+	int width[COL_COUNT], n, i, c;
 
-	if (wants_help(argc, argv)) {
-		fputs(usage_list, stdout);
+	if (argc != 0)
+		return usage_error(ctx, "list",
+				   "list takes no arguments, got '%s'",
+				   argv[0]);
+	n = list_all(ctx, &all);
+	if (n < 0)
+		return -n;
+	if (ctx->json) {
+		json_t *list = json_array();
+
+		for (i = 0; i < n; i++)
+			json_array_append_new(list, entry_json(&all[i]));
+		json_print(json_pack("{s:o}", "vgpus", list));
+		free(all);
 		return ADMIN_EXIT_OK;
 	}
-	if (argc != 0)
-		return usage_error(usage_list,
-				   "list takes no arguments, got "
-				   "'%s'",
-				   argv[0]);
-	resp = calloc(1, sizeof(*resp));
-	all = calloc(ADMIN_MAX_LIST, sizeof(*all));
-	if (!resp || !all) {
-		fprintf(stderr, "vgpu-admin: out of memory\n");
-		rc = ADMIN_EXIT_REFUSED;
-		goto out;
-	}
-	/* page through: the daemon sends VGPU_ADMIN_LIST_MAX at a time */
-	for (;;) {
-		request_init(&req, VGPU_ADMIN_LIST);
-		req.first = n;
-		rc = admin_call(run_dir, &req, resp);
-		if (rc != ADMIN_EXIT_OK)
-			goto out;
-		if (resp->status != VGPU_ADMIN_OK) {
-			rc = refused(resp);
-			goto out;
-		}
-		if (resp->count > VGPU_ADMIN_LIST_MAX)
-			resp->count = VGPU_ADMIN_LIST_MAX;
-		for (i = 0; i < resp->count && n < ADMIN_MAX_LIST; i++)
-			all[n++] = resp->entries[i];
-		if (resp->count == 0 || n >= resp->total ||
-		    n >= ADMIN_MAX_LIST || ++pages > ADMIN_MAX_LIST)
-			break;
-	}
-
 	cells = calloc(n ? n : 1, sizeof(*cells));
 	if (!cells) {
+		free(all);
 		fprintf(stderr, "vgpu-admin: out of memory\n");
-		rc = ADMIN_EXIT_REFUSED;
-		goto out;
+		return ADMIN_EXIT_REFUSED;
 	}
 	for (c = 0; c < COL_COUNT; c++) {
 		snprintf(header[c], COL_TEXT, "%s", col_names[c]);
@@ -660,48 +1250,241 @@ static int cmd_list(const char *run_dir, int argc, char **argv)
 	print_row(header, width);
 	for (i = 0; i < n; i++)
 		print_row(cells[i], width);
-out:
 	free(cells);
 	free(all);
-	free(resp);
-	return rc;
+	return ADMIN_EXIT_OK;
 }
+
+/* ---- gpus --------------------------------------------------------------- */
+
+/* What is done with the SMs the split leaves over, as a sentence. */
+static void leftover_text(const struct vgpu_admin_gpu *g, char *buf, size_t len)
+{
+	if (!g->leftover_sms)
+		snprintf(buf, len, "none: the split into groups uses every SM");
+	else
+		snprintf(buf, len,
+			 "%u SMs left over by the split: one more slice of "
+			 "%u SMs, usable by one vGPU on its own (%s)",
+			 g->leftover_sms, g->leftover_sms,
+			 g->leftover_free ? "free" : "in use");
+}
+
+static json_t *gpu_json(const struct vgpu_admin_gpu *g,
+			const struct vgpu_admin_entry *all, int n)
+{
+	json_t *shared = json_array(), *excl = json_array(), *sizes;
+	char left[192];
+	int i;
+
+	sizes = json_array();
+	for (i = 0; i < (int)g->ngroups && i < VGPU_MAX_SM_GROUPS; i++)
+		json_array_append_new(sizes, json_integer(g->group_sms[i]));
+	for (i = 0; i < n; i++) {
+		if (all[i].gpu != g->index)
+			continue;
+		json_array_append_new(
+			all[i].isolation == VGPU_ISOLATION_EXCLUSIVE ? excl
+								     : shared,
+			json_string(all[i].name));
+	}
+	leftover_text(g, left, sizeof(left));
+	return json_pack(
+		"{s:I, s:s, s:s, s:b, s:I, s:I, s:I, s:{s:I, s:I, s:o}, "
+		"s:{s:I, s:b, s:s}, s:{s:I, s:I, s:I, s:I}, s:{s:o, s:o, s:s}}",
+		"index", (json_int_t)g->index, "name", g->name, "backend",
+		g->backend == VGPU_BACKEND_CUDA ? "cuda" : "sim", "simulated",
+		g->backend != VGPU_BACKEND_CUDA, "sms", (json_int_t)g->sm_count,
+		"min_partition", (json_int_t)g->min_partition, "alignment",
+		(json_int_t)g->alignment, "groups", "total",
+		(json_int_t)g->ngroups, "free", (json_int_t)g->groups_free,
+		"sms", sizes, "leftover", "sms", (json_int_t)g->leftover_sms,
+		"free", g->leftover_free != 0, "use", left, "memory", "total",
+		(json_int_t)g->memory_total, "reserved",
+		(json_int_t)g->memory_reserved, "used",
+		(json_int_t)g->memory_used, "free",
+		(json_int_t)(g->memory_total - g->memory_reserved -
+			     g->memory_used),
+		"domains", "shared", shared, "exclusive", excl, "means",
+		domain_note);
+}
+
+static void print_gpu(const struct vgpu_admin_gpu *g,
+		      const struct vgpu_admin_entry *all, int n)
+{
+	char a[32], b[32], c[32], left[192];
+	const char *sep;
+	unsigned nshared = 0;
+	bool uniform = true;
+	int i;
+
+	for (i = 0; i < (int)g->ngroups && i < VGPU_MAX_SM_GROUPS; i++)
+		if (g->group_sms[i] != g->group_sms[0])
+			uniform = false;
+	printf("GPU %u: %s%s\n", g->index, g->name,
+	       g->backend == VGPU_BACKEND_SIM ? " [simulated, not a GPU]" : "");
+	printf("  SMs             %u (minSmPartitionSize %u, "
+	       "smCoscheduledAlignment %u)\n",
+	       g->sm_count, g->min_partition, g->alignment);
+	if (uniform && g->ngroups)
+		printf("  SM groups       %u of %u SMs, %u free\n", g->ngroups,
+		       g->group_sms[0], g->groups_free);
+	else
+		printf("  SM groups       %u, %u free\n", g->ngroups,
+		       g->groups_free);
+	leftover_text(g, left, sizeof(left));
+	printf("  leftover        %s\n", left);
+	printf("  memory          %s total, %s reserved for the driver, %s "
+	       "free\n",
+	       plan_format_size(g->memory_total, a, sizeof(a)),
+	       plan_format_size(g->memory_reserved, b, sizeof(b)),
+	       plan_format_size(g->memory_total - g->memory_reserved -
+					g->memory_used,
+				c, sizeof(c)));
+	printf("  backend         %s\n", backend_text(g->backend));
+	for (i = 0; i < n; i++)
+		if (all[i].gpu == g->index &&
+		    all[i].isolation != VGPU_ISOLATION_EXCLUSIVE)
+			nshared++;
+	printf("  fault domains   shared (MPS): %u vGPU%s", nshared,
+	       nshared == 1 ? "" : "s");
+	sep = ": ";
+	for (i = 0; i < n; i++) {
+		if (all[i].gpu != g->index ||
+		    all[i].isolation == VGPU_ISOLATION_EXCLUSIVE)
+			continue;
+		printf("%s%s", sep, all[i].name);
+		sep = ", ";
+	}
+	printf("\n");
+	for (i = 0; i < n; i++)
+		if (all[i].gpu == g->index &&
+		    all[i].isolation == VGPU_ISOLATION_EXCLUSIVE)
+			printf("                  exclusive: %s (its own "
+			       "domain)\n",
+			       all[i].name);
+	printf("  (%s)\n", domain_note);
+}
+
+static int cmd_gpus(const struct admin_ctx *ctx, int argc, char **argv)
+{
+	struct vgpu_admin_request req;
+	struct vgpu_admin_response *resp;
+	struct vgpu_admin_entry *all = NULL;
+	uint32_t i;
+	int rc, n;
+
+	if (argc != 0)
+		return usage_error(ctx, "gpus",
+				   "gpus takes no arguments, got '%s'",
+				   argv[0]);
+	resp = response_alloc();
+	if (!resp)
+		return ADMIN_EXIT_REFUSED;
+	request_init(&req, VGPU_ADMIN_GPUS);
+	rc = call_ok(ctx, &req, resp);
+	if (rc != ADMIN_EXIT_OK) {
+		free(resp);
+		return rc;
+	}
+	n = list_all(ctx, &all);
+	if (n < 0) {
+		free(resp);
+		return -n;
+	}
+	if (resp->count > VGPU_MAX_GPUS)
+		resp->count = VGPU_MAX_GPUS;
+	for (i = 0; i < resp->count; i++)
+		resp->gpus[i].name[sizeof(resp->gpus[i].name) - 1] = '\0';
+	if (ctx->json) {
+		json_t *list = json_array();
+
+		for (i = 0; i < resp->count; i++)
+			json_array_append_new(list,
+					      gpu_json(&resp->gpus[i], all, n));
+		json_print(json_pack("{s:o}", "gpus", list));
+	} else {
+		for (i = 0; i < resp->count; i++)
+			print_gpu(&resp->gpus[i], all, n);
+	}
+	free(all);
+	free(resp);
+	return ADMIN_EXIT_OK;
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	const char *usage;
+} commands[] = {
+	{"gpus", usage_gpus},	  {"validate", usage_validate},
+	{"create", usage_create}, {"show", usage_show},
+	{"list", usage_list},	  {"destroy", usage_destroy},
+};
 
 int main(int argc, char **argv)
 {
-	const char *run_dir = ADMIN_DEFAULT_RUN_DIR;
-	const char *cmd;
-	int i = 1;
+	struct admin_ctx ctx = {.run_dir = ADMIN_DEFAULT_RUN_DIR};
+	char *rest[256];
+	const char *cmd, *usage = NULL;
+	int i = 1, n = 0, j;
 
 	while (i < argc && argv[i][0] == '-') {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage_main, stdout);
 			return ADMIN_EXIT_OK;
+		} else if (!strcmp(argv[i], "--json")) {
+			ctx.json = true;
+			i++;
 		} else if (is_opt(argv[i], "--run-dir")) {
-			run_dir = opt_value(argc, argv, &i, "--run-dir");
-			if (!run_dir || !*run_dir)
-				return usage_error(usage_main,
+			ctx.run_dir = opt_value(argc, argv, &i, "--run-dir");
+			if (!ctx.run_dir || !*ctx.run_dir)
+				return usage_error(&ctx, NULL,
 						   "--run-dir needs a "
-						   "directory%s",
-						   "");
+						   "directory");
 			i++;
 		} else {
-			return usage_error(usage_main, "unknown option '%s'",
+			return usage_error(&ctx, NULL, "unknown option '%s'",
 					   argv[i]);
 		}
 	}
 	if (i >= argc)
-		return usage_error(usage_main, "no command given%s", "");
+		return usage_error(&ctx, NULL, "no command given");
 	cmd = argv[i++];
-	if (!strcmp(cmd, "create"))
-		return cmd_create(run_dir, argc - i, argv + i);
-	if (!strcmp(cmd, "list"))
-		return cmd_list(run_dir, argc - i, argv + i);
-	if (!strcmp(cmd, "destroy"))
-		return cmd_destroy(run_dir, argc - i, argv + i);
 	if (!strcmp(cmd, "help")) {
 		fputs(usage_main, stdout);
 		return ADMIN_EXIT_OK;
 	}
-	return usage_error(usage_main, "unknown command '%s'", cmd);
+	for (j = 0; j < (int)(sizeof(commands) / sizeof(commands[0])); j++)
+		if (!strcmp(cmd, commands[j].name))
+			usage = commands[j].usage;
+	if (!usage)
+		return usage_error(&ctx, NULL, "unknown command '%s'", cmd);
+	/* --json and --help anywhere after the command */
+	for (; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return ADMIN_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--json")) {
+			ctx.json = true;
+			continue;
+		}
+		if (n >= (int)(sizeof(rest) / sizeof(rest[0])) - 1)
+			return usage_error(&ctx, cmd, "too many arguments");
+		rest[n++] = argv[i];
+	}
+	rest[n] = NULL;
+	if (!strcmp(cmd, "gpus"))
+		return cmd_gpus(&ctx, n, rest);
+	if (!strcmp(cmd, "validate"))
+		return cmd_validate(&ctx, n, rest);
+	if (!strcmp(cmd, "create"))
+		return cmd_create(&ctx, n, rest);
+	if (!strcmp(cmd, "show"))
+		return cmd_show(&ctx, n, rest);
+	if (!strcmp(cmd, "list"))
+		return cmd_list(&ctx, n, rest);
+	return cmd_destroy(&ctx, n, rest);
 }

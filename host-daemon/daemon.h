@@ -54,9 +54,20 @@ struct daemon_opts {
 	char worker_path[PATH_MAX];
 	uint64_t va_base;
 	bool no_mps; /* cuda: workers outside MPS (time-sliced, own faults) */
+	const char *state_path;	   /* default DIR/state.json */
+	uint32_t orphan_timeout_s; /* cfg.orphan_timeout_s of every worker */
+	bool keep_workers; /* SIGTERM leaves the workers for a later vgpud */
 };
 
-/* A GPU's shared (MPS) fault domain. */
+/* Adopting a running worker after a restart: its ADOPTED message */
+#define DAEMON_ADOPT_TIMEOUT_MS 2000
+#define DAEMON_ORPHAN_TIMEOUT_S 300 /* default --orphan-timeout */
+
+/*
+ * A GPU's shared (MPS) fault domain. Its exclusive vGPUs (outside MPS)
+ * are each a fault domain of their own and need no struct: a fault
+ * there restarts only that vGPU.
+ */
 struct daemon_domain {
 	bool recovering;      /* stopping its workers, or waiting to restart */
 	int64_t restart_at;   /* ms: start them then (backoff); 0 = none */
@@ -107,7 +118,19 @@ struct daemon_vgpu {
 	struct vgpu_ctl_stats stats; /* the latest */
 	struct daemon_conn *create_waiter;
 	struct daemon_conn *destroy_waiter;
+	uint32_t consumer_kind; /* enum vgpu_admin_consumer */
+	uint32_t consumer_gid;	/* CONSUMER_GROUP */
+	/* Adopted after a vgpud restart: not our child, so its exit comes
+	 * through this pidfd (readable when it exits), never SIGCHLD. */
+	bool adopted;
+	int pidfd; /* -1 when none */
 };
+
+/* Whether v is in its GPU's shared (MPS) domain. */
+static inline bool daemon_vgpu_shared(const struct daemon_vgpu *v)
+{
+	return v->cfg.isolation == 0; /* VGPU_ISOLATION_SHARED */
+}
 
 struct daemon {
 	struct daemon_opts opts;
@@ -115,6 +138,9 @@ struct daemon {
 	gid_t worker_gid;
 	char admin_path[PATH_MAX];
 	char client_path[PATH_MAX];
+	char state_path[PATH_MAX];
+	char workers_dir[PATH_MAX]; /* DIR/workers: the workers' ctl_paths */
+	bool state_dirty;	    /* save it at the end of this turn */
 	int admin_fd;
 	int client_fd;
 	int signal_fd;
@@ -152,6 +178,21 @@ void daemon_admin_reply(struct daemon *d, struct daemon_conn *c, int32_t status,
 			const struct daemon_vgpu *v, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
+/* ---- daemon_state.c ---- */
+/*
+ * Read, check and replay the state file (if there is one) into the plan
+ * and d->vgpus: all or nothing. 0 (also when there is none); -1 with
+ * "STATE: line L: what" in err, and nothing applied.
+ */
+int daemon_state_load(struct daemon *d, bool *mps_started, char *err,
+		      size_t errlen);
+/* Take back the workers of the vGPUs just loaded, or start new ones. */
+void daemon_state_adopt(struct daemon *d);
+/* Write the state file atomically; logs and returns -1 on failure. */
+int daemon_state_save(struct daemon *d);
+/* vgpud exits and leaves nothing to adopt. */
+void daemon_state_remove(struct daemon *d);
+
 /* ---- daemon_clients.c ---- */
 void daemon_client_accept(struct daemon *d);
 void daemon_client_input(struct daemon *d, struct daemon_conn *c);
@@ -172,6 +213,16 @@ void daemon_vgpu_stop(struct daemon *d, struct daemon_vgpu *v,
 /* Release v's plan and free it (its worker must be gone). */
 void daemon_vgpu_free(struct daemon *d, struct daemon_vgpu *v);
 void daemon_worker_input(struct daemon *d, struct daemon_vgpu *v);
+/* An adopted worker's pidfd became readable: it has exited. */
+void daemon_worker_pidfd(struct daemon *d, struct daemon_vgpu *v);
+/* Fill v->cfg.ctl_path and the orphan timeout (before the first start). */
+void daemon_vgpu_ctl_path(struct daemon *d, struct daemon_vgpu *v);
+/* Restart after vgpud's restart found v's worker gone. */
+void daemon_vgpu_gone(struct daemon *d, struct daemon_vgpu *v);
+/* Signal v's worker (through its pidfd when adopted). */
+void daemon_vgpu_kill(struct daemon_vgpu *v, int sig);
+/* "shared" / "exclusive" */
+const char *daemon_isolation_name(uint32_t isolation);
 void daemon_workers_reap(struct daemon *d);
 void daemon_workers_timers(struct daemon *d, int64_t now);
 int64_t daemon_workers_next_deadline(struct daemon *d);

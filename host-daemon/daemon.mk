@@ -8,7 +8,7 @@
 DAEMON_OBJ_DIR := $(BUILD)/obj/host-daemon
 
 VGPUD_OBJS := $(addprefix $(DAEMON_OBJ_DIR)/,vgpud_main.o daemon_admin.o \
-	daemon_clients.o daemon_workers.o plan.o mps.o)
+	daemon_clients.o daemon_workers.o daemon_state.o plan.o mps.o)
 VGPU_ADMIN_OBJS := $(addprefix $(DAEMON_OBJ_DIR)/,admin_main.o plan.o)
 DAEMON_OBJS := $(sort $(VGPUD_OBJS) $(VGPU_ADMIN_OBJS))
 
@@ -16,11 +16,14 @@ all: $(BUILD)/bin/vgpud $(BUILD)/bin/vgpu-admin
 
 $(BUILD)/bin/vgpud: $(VGPUD_OBJS) $(CTL_MSG_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^
+	$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS)
 
-$(BUILD)/bin/vgpu-admin: $(VGPU_ADMIN_OBJS)
+# BLUEPRINT_OBJS comes from blueprint.mk, read after this fragment: the
+# prerequisite is expanded a second time, once every fragment is read.
+.SECONDEXPANSION:
+$(BUILD)/bin/vgpu-admin: $(VGPU_ADMIN_OBJS) $$(BLUEPRINT_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(YAML_LIBS) $(JANSSON_LIBS) -lm
 
 $(DAEMON_OBJS): $(DAEMON_OBJ_DIR)/%.o: host-daemon/%.c
 	@mkdir -p $(@D)

@@ -41,6 +41,10 @@ static void admin_fill_entry(const struct daemon *d,
 	e->pid = v->pid;
 	e->time_limit_ms = v->cfg.kernel_time_limit_ms;
 	e->min_partition = g->min_partition;
+	e->isolation = v->cfg.isolation;
+	e->consumer_kind = v->consumer_kind;
+	e->gid = v->consumer_gid;
+	e->leftover = v->cfg.ngroups == 1 && v->cfg.groups[0] == g->ngroups;
 }
 
 static struct vgpu_admin_response *response_new(uint32_t op, int32_t status)
@@ -71,6 +75,9 @@ static void vreply(struct daemon *d, struct daemon_conn *c, int32_t status,
 {
 	struct vgpu_admin_response *r = response_new(c->op, status);
 
+	/* what the admin is told has happened is on disk first */
+	if (d->state_dirty && !d->stopping)
+		daemon_state_save(d);
 	if (r) {
 		vsnprintf(r->message, sizeof(r->message), fmt, ap);
 		if (v) {
@@ -144,70 +151,112 @@ static bool request_name_ok(struct daemon *d, struct daemon_conn *c,
 	return true;
 }
 
-static void admin_create(struct daemon *d, struct daemon_conn *c,
-			 const struct vgpu_admin_request *req)
+/*
+ * The checks CREATE and PLAN_CHECK share: every field of a hostile
+ * request, then the planner. On success the grant is reserved (the
+ * caller keeps or releases it) and *uid is the consumer's user;
+ * otherwise c has been answered and NULL is returned.
+ */
+static const struct plan_grant *
+create_plan(struct daemon *d, struct daemon_conn *c,
+	    const struct vgpu_admin_request *req, uint32_t *uid)
 {
 	struct plan_request preq = {0};
 	const struct plan_grant *grant;
-	struct daemon_vgpu *v, **tail;
-	char err[VGPU_MESSAGE_MAX], size[32];
-	uint32_t uid, i;
+	char err[VGPU_MESSAGE_MAX];
+	uint32_t i;
 
 	if (!request_name_ok(d, c, req))
-		return;
+		return NULL;
 	if (daemon_vgpu_find(d, req->name)) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_EXISTS, NULL,
 				   "a vGPU named '%s' already exists",
 				   req->name);
-		return;
+		return NULL;
 	}
 	if (req->sms == 0 || req->memory == 0) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
 				   "a vGPU needs at least 1 SM and some "
 				   "memory (asked for %u SMs, %llu bytes)",
 				   req->sms, (unsigned long long)req->memory);
-		return;
+		return NULL;
 	}
-	uid = req->uid == VGPU_ADMIN_UID_PEER ? (uint32_t)c->uid : req->uid;
-	if (uid == (uint32_t)-1) {
+	if (req->isolation > 1) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
-				   "uid %u is not a valid user", uid);
-		return;
+				   "isolation %u is not 0 (shared) or 1 "
+				   "(exclusive)",
+				   req->isolation);
+		return NULL;
+	}
+	if (req->consumer_kind > VGPU_ADMIN_CONSUMER_GROUP) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "consumer kind %u is not 0 (user) or 1 "
+				   "(group)",
+				   req->consumer_kind);
+		return NULL;
+	}
+	if (req->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP &&
+	    req->gid == (uint32_t)-1) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "gid %u is not a valid group", req->gid);
+		return NULL;
+	}
+	if (req->consumer_kind == VGPU_ADMIN_CONSUMER_USER && req->gid != 0) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "gid %u given for a user consumer (must "
+				   "be 0)",
+				   req->gid);
+		return NULL;
+	}
+	*uid = req->uid == VGPU_ADMIN_UID_PEER ? (uint32_t)c->uid : req->uid;
+	if (req->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP)
+		*uid = (uint32_t)-1; /* no single user */
+	else if (*uid == (uint32_t)-1) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "uid %u is not a valid user", *uid);
+		return NULL;
+	}
+	if (req->time_limit_ms != VGPU_ADMIN_TIME_DEFAULT &&
+	    req->time_limit_ms > 7u * 86400 * 1000) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "a kernel time limit of %u ms is more than "
+				   "a week",
+				   req->time_limit_ms);
+		return NULL;
 	}
 	if (req->gpu != VGPU_ADMIN_GPU_ANY && req->gpu >= d->ngpus) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
 				   "there is no GPU %u (this host has %u)",
 				   req->gpu, d->ngpus);
-		return;
+		return NULL;
 	}
-	if (req->gpu != VGPU_ADMIN_GPU_ANY && d->domains[req->gpu].recovering) {
+	if (req->gpu != VGPU_ADMIN_GPU_ANY && d->domains[req->gpu].recovering &&
+	    req->isolation == 0) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BUSY, NULL,
 				   "GPU %u is restarting its shared fault "
 				   "domain; try again in a few seconds",
 				   req->gpu);
-		return;
+		return NULL;
 	}
 
 	preq.name = req->name;
 	preq.sms = req->sms;
 	preq.memory = req->memory;
 	preq.gpu = req->gpu == VGPU_ADMIN_GPU_ANY ? PLAN_GPU_ANY : req->gpu;
-	for (i = 0; i < d->ngpus; i++)
+	for (i = 0; i < d->ngpus && req->isolation == 0; i++)
 		if (d->domains[i].recovering)
 			preq.gpu_exclude |= 1ull << i;
 	grant = plan_reserve(d->plan, &preq, err, sizeof(err));
-	if (!grant) {
+	if (!grant)
 		daemon_admin_reply(d, c, VGPU_ADMIN_NO_ROOM, NULL, "%s", err);
-		return;
-	}
+	return grant;
+}
 
-	v = calloc(1, sizeof(*v));
-	if (!v) {
-		plan_release(d->plan, req->name);
-		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
-				   "vgpud is out of memory");
-		return;
-	}
+/* A daemon_vgpu for a grant, not yet in the list, not yet started. */
+static void vgpu_init(struct daemon *d, struct daemon_vgpu *v,
+		      const struct plan_grant *grant,
+		      const struct vgpu_admin_request *req, uint32_t uid)
+{
 	memcpy(v->cfg.name, grant->name, sizeof(v->cfg.name));
 	v->cfg.backend = d->backend;
 	v->cfg.gpu = grant->gpu;
@@ -222,20 +271,52 @@ static void admin_create(struct daemon *d, struct daemon_conn *c,
 			: req->time_limit_ms;
 	v->cfg.max_clients = DAEMON_MAX_CLIENTS;
 	v->cfg.client_uid = uid;
+	v->cfg.isolation = req->isolation;
+	v->consumer_kind = req->consumer_kind;
+	v->consumer_gid =
+		req->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP ? req->gid : 0;
 	v->sms = grant->sms;
 	v->state = VGPU_ADMIN_STATE_STARTING;
 	v->ctl_fd = -1;
+	v->pidfd = -1;
+	daemon_vgpu_ctl_path(d, v);
+}
+
+static void admin_create(struct daemon *d, struct daemon_conn *c,
+			 const struct vgpu_admin_request *req)
+{
+	const struct plan_grant *grant;
+	struct daemon_vgpu *v, **tail;
+	char size[32];
+	uint32_t uid;
+
+	grant = create_plan(d, c, req, &uid);
+	if (!grant)
+		return;
+	v = calloc(1, sizeof(*v));
+	if (!v) {
+		plan_release(d->plan, req->name);
+		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
+				   "vgpud is out of memory");
+		return;
+	}
+	vgpu_init(d, v, grant, req, uid);
 	for (tail = &d->vgpus; *tail; tail = &(*tail)->next)
 		;
 	*tail = v;
 
-	daemon_log("creating vGPU %s: %u SMs (%u SM group%s) on GPU %u, %s, "
-		   "VA 0x%llx, uid %u, kernel time limit %u ms",
-		   v->cfg.name, v->sms, v->cfg.ngroups,
-		   v->cfg.ngroups == 1 ? "" : "s", v->cfg.gpu,
-		   plan_format_size(v->cfg.memory_quota, size, sizeof(size)),
-		   (unsigned long long)v->cfg.va_base, uid,
-		   v->cfg.kernel_time_limit_ms);
+	daemon_log(
+		"creating vGPU %s: %u SMs (%u SM group%s) on GPU %u, %s, "
+		"VA 0x%llx, %s %u, %s, kernel time limit %u ms",
+		v->cfg.name, v->sms, v->cfg.ngroups,
+		v->cfg.ngroups == 1 ? "" : "s", v->cfg.gpu,
+		plan_format_size(v->cfg.memory_quota, size, sizeof(size)),
+		(unsigned long long)v->cfg.va_base,
+		v->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP ? "gid" : "uid",
+		v->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP ? v->consumer_gid
+							      : uid,
+		daemon_isolation_name(v->cfg.isolation),
+		v->cfg.kernel_time_limit_ms);
 	c->parked = true;
 	v->create_waiter = c;
 	if (daemon_vgpu_start(d, v) < 0) {
@@ -244,6 +325,95 @@ static void admin_create(struct daemon *d, struct daemon_conn *c,
 				   v->start_error);
 		daemon_vgpu_free(d, v);
 	}
+}
+
+/* PLAN_CHECK: where CREATE would put it, without creating anything. */
+static void admin_plan_check(struct daemon *d, struct daemon_conn *c,
+			     const struct vgpu_admin_request *req)
+{
+	const struct plan_grant *grant;
+	struct daemon_vgpu *v;
+	uint32_t uid;
+
+	grant = create_plan(d, c, req, &uid);
+	if (!grant)
+		return;
+	v = calloc(1, sizeof(*v));
+	if (v)
+		vgpu_init(d, v, grant, req, uid);
+	plan_release(d->plan, req->name);
+	if (!v) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
+				   "vgpud is out of memory");
+		return;
+	}
+	v->state = 0;
+	daemon_admin_reply(d, c, VGPU_ADMIN_OK, v, "fits: %u SMs on GPU %u",
+			   v->sms, v->cfg.gpu);
+	free(v);
+}
+
+static void admin_show(struct daemon *d, struct daemon_conn *c,
+		       const struct vgpu_admin_request *req)
+{
+	struct daemon_vgpu *v;
+
+	if (!request_name_ok(d, c, req))
+		return;
+	v = daemon_vgpu_find(d, req->name);
+	if (!v) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_NO_SUCH_VGPU, NULL,
+				   "no vGPU named '%s'", req->name);
+		return;
+	}
+	daemon_admin_reply(d, c, VGPU_ADMIN_OK, v, "vGPU %s", v->cfg.name);
+}
+
+/* GPUS: every GPU, its split and what is free on it. */
+static void admin_gpus(struct daemon *d, struct daemon_conn *c)
+{
+	struct vgpu_admin_response *r = response_new(c->op, VGPU_ADMIN_OK);
+	const struct daemon_vgpu *v;
+	uint32_t i;
+
+	if (!r) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
+				   "vgpud is out of memory");
+		return;
+	}
+	for (i = 0; i < d->ngpus && i < VGPU_MAX_GPUS; i++) {
+		const struct vgpu_gpu_info *info = &d->gpus[i];
+		const struct plan_gpu *pg = &d->plan->gpus[i];
+		struct vgpu_admin_gpu *g = &r->gpus[i];
+
+		memcpy(g->name, info->name, sizeof(g->name));
+		g->index = i;
+		g->backend = info->backend;
+		g->sm_count = info->sm_count;
+		g->min_partition = info->min_partition;
+		g->alignment = info->alignment;
+		g->ngroups = pg->ngroups;
+		plan_gpu_free_sms(pg, &g->groups_free);
+		g->leftover_sms = pg->leftover_sms;
+		g->leftover_free = plan_leftover_free(pg);
+		g->cc_major = info->cc_major;
+		g->cc_minor = info->cc_minor;
+		g->groups_used = pg->groups_used;
+		g->memory_total = pg->memory_total;
+		g->memory_reserved = pg->memory_reserve;
+		g->memory_used = pg->memory_used;
+		g->granularity = pg->granularity;
+		memcpy(g->group_sms, pg->group_sms, sizeof(g->group_sms));
+		for (v = d->vgpus; v; v = v->next)
+			if (v->cfg.gpu == i)
+				g->vgpus++;
+	}
+	r->count = r->total = i;
+	snprintf(r->message, sizeof(r->message), "%u GPU%s", i,
+		 i == 1 ? "" : "s");
+	response_send(c->fd, r);
+	free(r);
+	daemon_conn_close(d, c);
 }
 
 static void admin_destroy(struct daemon *d, struct daemon_conn *c,
@@ -284,9 +454,9 @@ static void admin_destroy(struct daemon *d, struct daemon_conn *c,
 				 DAEMON_DESTROY_KILL_MS);
 		return;
 	}
-	daemon_admin_reply(d, c, VGPU_ADMIN_OK, NULL, "destroyed vGPU %s",
-			   v->cfg.name);
 	daemon_vgpu_free(d, v);
+	daemon_admin_reply(d, c, VGPU_ADMIN_OK, NULL, "destroyed vGPU %s",
+			   req->name);
 }
 
 static void admin_list(struct daemon *d, struct daemon_conn *c,
@@ -363,7 +533,8 @@ void daemon_admin_input(struct daemon *d, struct daemon_conn *c)
 				   req.flags);
 		return;
 	}
-	if (d->stopping && req.op != VGPU_ADMIN_LIST) {
+	if (d->stopping && req.op != VGPU_ADMIN_LIST &&
+	    req.op != VGPU_ADMIN_GPUS && req.op != VGPU_ADMIN_SHOW) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BUSY, NULL,
 				   "vgpud is shutting down");
 		return;
@@ -377,6 +548,15 @@ void daemon_admin_input(struct daemon *d, struct daemon_conn *c)
 		break;
 	case VGPU_ADMIN_LIST:
 		admin_list(d, c, &req);
+		break;
+	case VGPU_ADMIN_GPUS:
+		admin_gpus(d, c);
+		break;
+	case VGPU_ADMIN_SHOW:
+		admin_show(d, c, &req);
+		break;
+	case VGPU_ADMIN_PLAN_CHECK:
+		admin_plan_check(d, c, &req);
 		break;
 	default:
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,

@@ -10,6 +10,8 @@
  * up the loop.
  */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -79,6 +81,31 @@ void daemon_client_timeout(struct daemon *d, struct daemon_conn *c)
 	hello_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
 		     "no hello within %d ms of connecting",
 		     DAEMON_HELLO_TIMEOUT_MS);
+}
+
+/*
+ * Whether uid may use v: it is v's user, or (a group consumer) a member
+ * of v's group, as its primary group or a supplementary one.
+ */
+static bool consumer_allows(const struct daemon_vgpu *v, uid_t uid)
+{
+	gid_t groups[256];
+	struct passwd *pw;
+	int n = 256, i;
+
+	if (v->consumer_kind != VGPU_ADMIN_CONSUMER_GROUP)
+		return uid == (uid_t)v->cfg.client_uid;
+	pw = getpwuid(uid);
+	if (!pw)
+		return false;
+	if (pw->pw_gid == (gid_t)v->consumer_gid)
+		return true;
+	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
+		n = 256; /* more than fit: check those that did */
+	for (i = 0; i < n; i++)
+		if (groups[i] == (gid_t)v->consumer_gid)
+			return true;
+	return false;
 }
 
 /* Why a vGPU that exists cannot take clients now, or NULL if it can. */
@@ -164,11 +191,19 @@ void daemon_client_input(struct daemon *d, struct daemon_conn *c)
 			     h.vgpu_name);
 		return;
 	}
-	/* only the vGPU's user; root's vGPUs are root's, no one else's */
-	if (c->uid != (uid_t)v->cfg.client_uid) {
-		hello_refuse(d, c, VGPU_HELLO_PERMISSION,
-			     "vGPU '%s' belongs to uid %u; you are uid %d",
-			     h.vgpu_name, v->cfg.client_uid, (int)c->uid);
+	/* only the vGPU's user or group; root's vGPUs are root's */
+	if (!consumer_allows(v, c->uid)) {
+		if (v->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP)
+			hello_refuse(d, c, VGPU_HELLO_PERMISSION,
+				     "vGPU '%s' belongs to the members of gid "
+				     "%u; you (uid %d) are not one",
+				     h.vgpu_name, v->consumer_gid, (int)c->uid);
+		else
+			hello_refuse(d, c, VGPU_HELLO_PERMISSION,
+				     "vGPU '%s' belongs to uid %u; you are uid "
+				     "%d",
+				     h.vgpu_name, v->cfg.client_uid,
+				     (int)c->uid);
 		return;
 	}
 	why = vgpu_unavailable(v);

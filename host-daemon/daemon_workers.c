@@ -8,10 +8,15 @@
  * checks what a worker says (it runs untrusted guest work), and never
  * waits for one without a deadline.
  *
- * Fault domains: every vGPU of a GPU is in that GPU's shared (MPS)
- * domain. When a worker faults or dies, every worker of the domain is
- * stopped; once all have exited (MPS takes new clients only then), all
- * are started again with the same config.
+ * Fault domains: the shared vGPUs of a GPU are its shared (MPS) domain.
+ * When one of their workers faults or dies, every worker of that domain
+ * is stopped; once all have exited (MPS takes new clients only then),
+ * all are started again with the same config. An exclusive vGPU runs
+ * outside MPS (no MPS environment) and is a domain of its own: a fault
+ * there restarts only it, and a shared-domain restart leaves it alone.
+ *
+ * Workers that a restarted vgpud adopted (daemon_state.c) are not its
+ * children: their exits come through a pidfd instead of SIGCHLD.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,7 +97,7 @@ static void strv_free(char **v)
  * simulator's settings and VGPU_REAL_LIBCUDA; nothing else of ours
  * (no LD_PRELOAD, no LD_LIBRARY_PATH).
  */
-static char **worker_env(const struct daemon *d)
+static char **worker_env(const struct daemon *d, bool mps)
 {
 	size_t n = 0, i, max = 4;
 	char **env;
@@ -103,7 +110,7 @@ static char **worker_env(const struct daemon *d)
 	if (asprintf(&env[n++], "PATH=%s",
 		     getenv("PATH") ? getenv("PATH") : WORKER_DEFAULT_PATH) < 0)
 		goto fail;
-	if (d->mps.active) {
+	if (mps && d->mps.active) {
 		if (asprintf(&env[n++], "CUDA_MPS_PIPE_DIRECTORY=%s",
 			     d->mps.pipe_dir) < 0 ||
 		    asprintf(&env[n++], "CUDA_MPS_LOG_DIRECTORY=%s",
@@ -130,8 +137,8 @@ fail:
  * [--probe KIND] --ctl-fd N. Returns its pid and vgpud's end of the
  * control socket (non-blocking) in *ctl, or -1 with a sentence in err.
  */
-static pid_t worker_spawn(struct daemon *d, const char *probe, int *ctl,
-			  char *err, size_t errlen)
+static pid_t worker_spawn(struct daemon *d, const char *probe, bool mps,
+			  int *ctl, char *err, size_t errlen)
 {
 	char fdnum[16], **env, *argv[64];
 	size_t argc = 0, i;
@@ -142,7 +149,7 @@ static pid_t worker_spawn(struct daemon *d, const char *probe, int *ctl,
 		snprintf(err, errlen, "socketpair: %s", strerror(errno));
 		return -1;
 	}
-	env = worker_env(d);
+	env = worker_env(d, mps);
 	if (!env) {
 		close(sv[0]);
 		close(sv[1]);
@@ -296,7 +303,7 @@ static int probe_kind(struct daemon *d, const char *kind_name, uint32_t kind,
 	pid_t pid;
 
 	d->ngpus = 0;
-	pid = worker_spawn(d, kind_name, &fd, err, errlen);
+	pid = worker_spawn(d, kind_name, true, &fd, err, errlen);
 	if (pid < 0)
 		return -1;
 	while (!ready && !failed) {
@@ -493,7 +500,36 @@ void daemon_vgpu_free(struct daemon *d, struct daemon_vgpu *v)
 	plan_release(d->plan, v->cfg.name);
 	if (v->ctl_fd >= 0)
 		close(v->ctl_fd);
+	if (v->pidfd >= 0)
+		close(v->pidfd);
+	if (v->cfg.ctl_path[0])
+		unlink(v->cfg.ctl_path);
+	d->state_dirty = true;
 	free(v);
+}
+
+const char *daemon_isolation_name(uint32_t isolation)
+{
+	return isolation == 1 ? "exclusive" : "shared";
+}
+
+void daemon_vgpu_ctl_path(struct daemon *d, struct daemon_vgpu *v)
+{
+	/* vgpud_main.c checked that the longest name fits */
+	snprintf(v->cfg.ctl_path, sizeof(v->cfg.ctl_path), "%.38s/%s.sock",
+		 d->workers_dir, v->cfg.name);
+	v->cfg.orphan_timeout_s = d->opts.orphan_timeout_s;
+}
+
+void daemon_vgpu_kill(struct daemon_vgpu *v, int sig)
+{
+	if (v->pidfd >= 0) {
+		/* not our child: its pid may be reused once it is gone */
+		syscall(SYS_pidfd_send_signal, v->pidfd, sig, NULL, 0);
+		return;
+	}
+	if (v->pid > 0)
+		kill(v->pid, sig);
 }
 
 int daemon_vgpu_start(struct daemon *d, struct daemon_vgpu *v)
@@ -502,7 +538,14 @@ int daemon_vgpu_start(struct daemon *d, struct daemon_vgpu *v)
 	pid_t pid;
 
 	v->start_error[0] = '\0';
-	pid = worker_spawn(d, NULL, &fd, v->start_error,
+	if (v->pidfd >= 0)
+		close(v->pidfd);
+	v->pidfd = -1;
+	v->adopted = false;
+	/* any worker that listened there is gone: we start its successor */
+	if (v->cfg.ctl_path[0])
+		unlink(v->cfg.ctl_path);
+	pid = worker_spawn(d, NULL, daemon_vgpu_shared(v), &fd, v->start_error,
 			   sizeof(v->start_error));
 	if (pid < 0) {
 		daemon_log("vGPU %s: cannot start a worker: %s", v->cfg.name,
@@ -526,9 +569,13 @@ int daemon_vgpu_start(struct daemon *d, struct daemon_vgpu *v)
 		daemon_log("vGPU %s: %s", v->cfg.name, v->start_error);
 		v->stop = DAEMON_STOP_START_FAILED;
 		kill(pid, SIGKILL);
+		d->state_dirty = true;
 		return 0;
 	}
-	daemon_log("vGPU %s: worker pid %d started", v->cfg.name, (int)pid);
+	daemon_log("vGPU %s: worker pid %d started (%s%s)", v->cfg.name,
+		   (int)pid, daemon_isolation_name(v->cfg.isolation),
+		   daemon_vgpu_shared(v) ? " domain" : ": its own domain");
+	d->state_dirty = true;
 	return 0;
 }
 
@@ -558,14 +605,34 @@ static void domain_check(struct daemon *d, uint32_t gpu);
  * the domain goes down (MPS has broken their work anyway), and all come
  * back once the last has exited.
  */
+static void exclusive_fault(struct daemon *d, struct daemon_vgpu *v,
+			    const char *why)
+{
+	if (d->stopping)
+		return;
+	daemon_log("vGPU %s (exclusive: its own fault domain) %s; restarting "
+		   "only it",
+		   v->cfg.name, why);
+	v->state = VGPU_ADMIN_STATE_RESTARTING;
+	if (v->pid)
+		daemon_vgpu_stop(d, v, DAEMON_STOP_DOMAIN,
+				 DAEMON_DOMAIN_KILL_MS);
+	else
+		v->retry_at = daemon_now_ms();
+}
+
 static void domain_fault(struct daemon *d, uint32_t gpu,
-			 const struct daemon_vgpu *culprit, const char *why)
+			 struct daemon_vgpu *culprit, const char *why)
 {
 	struct daemon_vgpu *v;
 	unsigned n = 0;
 
 	if (d->stopping)
 		return;
+	if (!daemon_vgpu_shared(culprit)) {
+		exclusive_fault(d, culprit, why);
+		return;
+	}
 	if (d->domains[gpu].recovering) {
 		daemon_log("GPU %u: vGPU %s %s while its domain restarts", gpu,
 			   culprit->cfg.name, why);
@@ -574,6 +641,7 @@ static void domain_fault(struct daemon *d, uint32_t gpu,
 	d->domains[gpu].recovering = true;
 	for (v = d->vgpus; v; v = v->next) {
 		if (v->cfg.gpu != gpu || v->destroying ||
+		    !daemon_vgpu_shared(v) ||
 		    v->state == VGPU_ADMIN_STATE_FAILED)
 			continue;
 		n++;
@@ -616,7 +684,7 @@ static void start_failed(struct daemon *d, struct daemon_vgpu *v,
 	daemon_log("vGPU %s: restart attempt %u failed (%s); retrying in "
 		   "%d ms",
 		   v->cfg.name, v->start_failures, why, DAEMON_RETRY_DELAY_MS);
-	if (!d->domains[v->cfg.gpu].recovering)
+	if (!daemon_vgpu_shared(v) || !d->domains[v->cfg.gpu].recovering)
 		v->retry_at = daemon_now_ms() + DAEMON_RETRY_DELAY_MS;
 }
 
@@ -633,6 +701,7 @@ static void domain_restart(struct daemon *d, uint32_t gpu)
 	for (v = d->vgpus; v; v = next) {
 		next = v->next; /* start_failed may free v */
 		if (v->cfg.gpu != gpu || v->destroying ||
+		    !daemon_vgpu_shared(v) ||
 		    v->state == VGPU_ADMIN_STATE_FAILED)
 			continue;
 		v->retry_at = 0;
@@ -655,7 +724,7 @@ static void domain_check(struct daemon *d, uint32_t gpu)
 	if (!dom->recovering || dom->restart_at || d->stopping)
 		return;
 	for (v = d->vgpus; v; v = v->next)
-		if (v->cfg.gpu == gpu && v->pid)
+		if (v->cfg.gpu == gpu && daemon_vgpu_shared(v) && v->pid)
 			return;
 	daemon_log("GPU %u: every worker of the shared domain has exited", gpu);
 	if (dom->last_restart &&
@@ -675,6 +744,8 @@ static void domain_check(struct daemon *d, uint32_t gpu)
 }
 
 /* ---- worker messages ------------------------------------------------ */
+
+static void worker_exited(struct daemon *d, struct daemon_vgpu *v, int st);
 
 static void worker_ready(struct daemon *d, struct daemon_vgpu *v,
 			 struct vgpu_ctl_ready *r)
@@ -715,6 +786,7 @@ static void worker_ready(struct daemon *d, struct daemon_vgpu *v,
 	v->ready = true;
 	v->start_failures = 0;
 	v->state = VGPU_ADMIN_STATE_RUNNING;
+	d->state_dirty = true;
 	if (!v->ever_ready) {
 		v->ever_ready = true;
 		daemon_log("vGPU %s: ready (worker pid %d)", v->cfg.name,
@@ -759,9 +831,12 @@ void daemon_worker_input(struct daemon *d, struct daemon_vgpu *v)
 		if (r == -EAGAIN || r == -EINTR)
 			return;
 		if (r == -EPIPE || r == -ECONNRESET) {
-			/* the worker is gone; SIGCHLD tells us how */
+			/* the worker is gone; SIGCHLD (or its pidfd) tells us
+			 * how, except for one adopted without a pidfd */
 			close(v->ctl_fd);
 			v->ctl_fd = -1;
+			if (v->adopted && v->pidfd < 0)
+				worker_exited(d, v, -1);
 			return;
 		}
 		if (r < 0) {
@@ -805,11 +880,13 @@ void daemon_worker_input(struct daemon *d, struct daemon_vgpu *v)
 
 /* ---- exits ---------------------------------------------------------- */
 
+/* st -1: an adopted worker, whose status only its parent (init) saw */
 static void worker_exited(struct daemon *d, struct daemon_vgpu *v, int st)
 {
 	uint32_t gpu = v->cfg.gpu;
 	char how[96], why[VGPU_MESSAGE_MAX + 128];
-	bool clean = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	bool clean = st >= 0 ? WIFEXITED(st) && WEXITSTATUS(st) == 0
+			     : v->stop != DAEMON_STOP_NONE;
 	pid_t pid = v->pid;
 
 	/* what it said before it went (a FAULT, a READY) counts first */
@@ -818,21 +895,32 @@ static void worker_exited(struct daemon *d, struct daemon_vgpu *v, int st)
 	if (v->ctl_fd >= 0)
 		close(v->ctl_fd);
 	v->ctl_fd = -1;
+	if (v->pidfd >= 0)
+		close(v->pidfd);
+	v->pidfd = -1;
+	v->adopted = false;
 	v->pid = 0;
 	v->kill_deadline = 0;
 	v->ready_deadline = 0;
+	d->state_dirty = true;
 	memset(&v->stats, 0, sizeof(v->stats));
-	describe_exit(st, how, sizeof(how));
+	if (st >= 0)
+		describe_exit(st, how, sizeof(how));
+	else
+		snprintf(how, sizeof(how),
+			 "exited (adopted, so its status is unknown)");
 
 	if (v->destroying) {
+		struct daemon_conn *waiter = v->destroy_waiter;
+		char name[VGPU_NAME_MAX];
+
 		daemon_log("vGPU %s: worker pid %d %s; destroyed", v->cfg.name,
 			   (int)pid, how);
-		if (v->destroy_waiter)
-			daemon_admin_reply(d, v->destroy_waiter, VGPU_ADMIN_OK,
-					   NULL, "destroyed vGPU %s",
-					   v->cfg.name);
-		v->destroy_waiter = NULL;
-		daemon_vgpu_free(d, v);
+		memcpy(name, v->cfg.name, sizeof(name));
+		daemon_vgpu_free(d, v); /* gone from the state first */
+		if (waiter)
+			daemon_admin_reply(d, waiter, VGPU_ADMIN_OK, NULL,
+					   "destroyed vGPU %s", name);
 		domain_check(d, gpu);
 		return;
 	}
@@ -844,6 +932,8 @@ static void worker_exited(struct daemon *d, struct daemon_vgpu *v, int st)
 	if (v->stop == DAEMON_STOP_DOMAIN) {
 		daemon_log("vGPU %s: worker pid %d %s (domain restart)",
 			   v->cfg.name, (int)pid, how);
+		if (!daemon_vgpu_shared(v))
+			v->retry_at = daemon_now_ms();
 		domain_check(d, gpu);
 		return;
 	}
@@ -859,6 +949,11 @@ static void worker_exited(struct daemon *d, struct daemon_vgpu *v, int st)
 			   v->cfg.name, (int)pid, how);
 		start_failed(d, v, why);
 		domain_check(d, gpu);
+		return;
+	}
+	if ((v->fault_reported || !clean) && !daemon_vgpu_shared(v)) {
+		snprintf(why, sizeof(why), "worker pid %d %s", (int)pid, how);
+		exclusive_fault(d, v, why);
 		return;
 	}
 	if (v->fault_reported || !clean) {
@@ -887,9 +982,31 @@ void daemon_workers_reap(struct daemon *d)
 		for (v = d->vgpus; v; v = v->next)
 			if (v->pid == pid)
 				break;
-		if (v)
+		if (v && !v->adopted)
 			worker_exited(d, v, st);
 	}
+}
+
+void daemon_worker_pidfd(struct daemon *d, struct daemon_vgpu *v)
+{
+	worker_exited(d, v, -1);
+}
+
+/*
+ * After a vgpud restart v's worker was gone (or not the one recorded):
+ * an exclusive vGPU is started again; a shared one takes its GPU's
+ * shared domain down and up again, since MPS may hold a fault of it.
+ */
+void daemon_vgpu_gone(struct daemon *d, struct daemon_vgpu *v)
+{
+	v->pid = 0;
+	v->state = VGPU_ADMIN_STATE_RESTARTING;
+	d->state_dirty = true;
+	if (!daemon_vgpu_shared(v)) {
+		v->retry_at = daemon_now_ms();
+		return;
+	}
+	domain_fault(d, v->cfg.gpu, v, "had no worker when vgpud came back");
 }
 
 void daemon_workers_timers(struct daemon *d, int64_t now)
@@ -911,7 +1028,7 @@ void daemon_workers_timers(struct daemon *d, int64_t now)
 			daemon_log("vGPU %s: worker pid %d did not stop in "
 				   "time; killing it",
 				   v->cfg.name, (int)v->pid);
-			kill(v->pid, SIGKILL);
+			daemon_vgpu_kill(v, SIGKILL);
 			v->kill_deadline = 0;
 		}
 		if (v->pid && v->ready_deadline && now >= v->ready_deadline) {
@@ -921,13 +1038,14 @@ void daemon_workers_timers(struct daemon *d, int64_t now)
 			daemon_log("vGPU %s: %s; killing pid %d", v->cfg.name,
 				   v->start_error, (int)v->pid);
 			v->stop = DAEMON_STOP_START_FAILED;
-			kill(v->pid, SIGKILL);
+			daemon_vgpu_kill(v, SIGKILL);
 			v->ready_deadline = 0;
 		}
 		if (!v->pid && v->retry_at && now >= v->retry_at &&
 		    !d->stopping) {
 			v->retry_at = 0;
-			if (d->domains[v->cfg.gpu].recovering)
+			if (daemon_vgpu_shared(v) &&
+			    d->domains[v->cfg.gpu].recovering)
 				continue; /* the domain restart starts it */
 			if (daemon_vgpu_start(d, v) < 0)
 				start_failed(d, v, v->start_error);

@@ -91,7 +91,15 @@ int plan_add_gpu(struct plan *p, const struct vgpu_gpu_info *info, char *err,
 		reserve = PLAN_RESERVE_MAX;
 	g->memory_reserve = reserve;
 	g->granularity = info->granularity ? info->granularity : 1;
+	/* the leftover slice needs a bit of its own in groups_used */
+	if (g->ngroups < VGPU_MAX_SM_GROUPS)
+		g->leftover_sms = info->sm_count - (uint32_t)sum;
 	return 0;
+}
+
+bool plan_leftover_free(const struct plan_gpu *g)
+{
+	return g->leftover_sms && !(g->groups_used & (1ull << g->ngroups));
 }
 
 bool plan_name_valid(const char *name, char *err, size_t errlen)
@@ -138,6 +146,8 @@ uint32_t plan_gpu_free_sms(const struct plan_gpu *g, uint32_t *nfree)
 		sms += g->group_sms[i];
 		n++;
 	}
+	if (plan_leftover_free(g))
+		sms += g->leftover_sms;
 	if (nfree)
 		*nfree = n;
 	return sms;
@@ -212,6 +222,41 @@ static uint64_t quota_rounded(const struct plan_gpu *g, uint64_t memory)
 	return memory + (g->granularity - r);
 }
 
+/* SMs of the lowest `need` free regular groups; 0 when too few free. */
+static uint32_t regular_sms(const struct plan_gpu *g, uint32_t need)
+{
+	uint32_t i, n = 0, sms = 0;
+
+	for (i = 0; i < g->ngroups && n < need; i++) {
+		if (g->groups_used & (1ull << i))
+			continue;
+		sms += g->group_sms[i];
+		n++;
+	}
+	return n == need ? sms : 0;
+}
+
+/*
+ * How req is best placed on g: true with *leftover set when the
+ * leftover slice alone fits with fewer spare SMs than the regular
+ * groups (or they do not fit); false when neither fits.
+ */
+static bool choose_slice(const struct plan_gpu *g, uint32_t sms, bool *leftover)
+{
+	uint32_t need = groups_needed(g, sms);
+	uint32_t reg = need <= g->ngroups ? regular_sms(g, need) : 0;
+	bool left = plan_leftover_free(g) && g->leftover_sms >= sms;
+
+	if (reg && reg < sms) /* groups smaller than min_partition */
+		reg = 0;
+	if (left && (!reg || g->leftover_sms - sms < reg - sms)) {
+		*leftover = true;
+		return true;
+	}
+	*leftover = false;
+	return reg != 0;
+}
+
 /*
  * Whether req fits on GPU gi; when it does not, a sentence saying what
  * is free there.
@@ -224,9 +269,10 @@ static bool gpu_fits(const struct plan *p, uint32_t gi,
 	uint32_t need = groups_needed(g, req->sms);
 	uint64_t quota = quota_rounded(g, req->memory);
 	uint64_t usable = plan_gpu_usable(g);
-	char a[32], b[32], c[32], d[32], e[32], groups[48];
+	char a[32], b[32], c[32], d[32], e[32], groups[96];
+	bool leftover;
 
-	if (need > g->ngroups) {
+	if (need > g->ngroups && g->leftover_sms < req->sms) {
 		uint32_t i, total = 0;
 
 		for (i = 0; i < g->ngroups; i++)
@@ -237,11 +283,22 @@ static bool gpu_fits(const struct plan *p, uint32_t gi,
 			 req->sms, gi, total, g->ngroups, g->min_partition);
 		return false;
 	}
-	if (need > nfree) {
+	if (!choose_slice(g, req->sms, &leftover)) {
+		bool left = plan_leftover_free(g);
+
 		free_groups_text(g, groups, sizeof(groups));
 		snprintf(err, errlen,
 			 "asked for %u SMs, %u SMs (%s) are free on GPU %u",
-			 req->sms, free_sms, groups, gi);
+			 req->sms, left ? free_sms - g->leftover_sms : free_sms,
+			 groups, gi);
+		if (left) {
+			size_t used = strlen(err);
+
+			snprintf(err + used, errlen - used,
+				 "; so is the leftover slice of %u SMs "
+				 "(usable alone)",
+				 g->leftover_sms);
+		}
 		return false;
 	}
 	if (quota == 0 || quota > usable - g->memory_used) {
@@ -259,17 +316,24 @@ static bool gpu_fits(const struct plan *p, uint32_t gi,
 	return true;
 }
 
-/* Fill grant with the lowest free groups and the memory of GPU gi. */
+/* Fill grant with the chosen slice and the memory of GPU gi. */
 static void gpu_take(struct plan *p, uint32_t gi,
 		     const struct plan_request *req, struct plan_grant *grant)
 {
 	struct plan_gpu *g = &p->gpus[gi];
 	uint32_t i, need = groups_needed(g, req->sms);
+	bool leftover = false;
 
+	choose_slice(g, req->sms, &leftover);
 	grant->gpu = gi;
 	grant->ngroups = 0;
 	grant->sms = 0;
-	for (i = 0; i < g->ngroups && grant->ngroups < need; i++) {
+	if (leftover) {
+		g->groups_used |= 1ull << g->ngroups;
+		grant->groups[grant->ngroups++] = g->ngroups;
+		grant->sms = g->leftover_sms;
+	}
+	for (i = 0; !leftover && i < g->ngroups && grant->ngroups < need; i++) {
 		if (g->groups_used & (1ull << i))
 			continue;
 		g->groups_used |= 1ull << i;
@@ -380,8 +444,111 @@ int plan_release(struct plan *p, const char *name)
 		return -1;
 	g = &p->gpus[grant->gpu];
 	for (i = 0; i < grant->ngroups; i++)
-		g->groups_used &= ~(1ull << grant->groups[i]);
+		if (grant->groups[i] < 64)
+			g->groups_used &= ~(1ull << grant->groups[i]);
 	g->memory_used -= grant->memory;
 	memset(grant, 0, sizeof(*grant));
 	return 0;
+}
+
+const struct plan_grant *plan_restore(struct plan *p, const char *name,
+				      uint32_t gpu, uint32_t ngroups,
+				      const uint32_t *groups, uint64_t memory,
+				      uint64_t va_base, char *err,
+				      size_t errlen)
+{
+	struct plan_grant *grant;
+	struct plan_gpu *g;
+	uint64_t mask = 0, quota, slot;
+	uint32_t i, sms = 0;
+
+	if (!plan_name_valid(name, err, errlen))
+		return NULL;
+	if (plan_find(p, name)) {
+		snprintf(err, errlen, "vGPU '%s' appears twice", name);
+		return NULL;
+	}
+	if (gpu >= p->ngpus) {
+		snprintf(err, errlen,
+			 "vGPU %s is on GPU %u, but this host has %u GPU%s",
+			 name, gpu, p->ngpus, p->ngpus == 1 ? "" : "s");
+		return NULL;
+	}
+	g = &p->gpus[gpu];
+	if (ngroups == 0 || ngroups > VGPU_MAX_SM_GROUPS) {
+		snprintf(err, errlen, "vGPU %s has %u SM groups", name,
+			 ngroups);
+		return NULL;
+	}
+	for (i = 0; i < ngroups; i++) {
+		uint32_t gr = groups[i];
+
+		if (gr > g->ngroups || (gr == g->ngroups && !g->leftover_sms)) {
+			snprintf(err, errlen,
+				 "vGPU %s holds SM group %u, but GPU %u has "
+				 "groups 0-%u%s",
+				 name, gr, gpu, g->ngroups - 1,
+				 g->leftover_sms ? " and the leftover slice"
+						 : "");
+			return NULL;
+		}
+		if (gr == g->ngroups && ngroups != 1) {
+			snprintf(err, errlen,
+				 "vGPU %s holds the leftover slice (group %u) "
+				 "with other groups; it can only be held alone",
+				 name, gr);
+			return NULL;
+		}
+		if ((mask | g->groups_used) & (1ull << gr)) {
+			snprintf(err, errlen,
+				 "vGPU %s holds SM group %u of GPU %u, which "
+				 "another vGPU (or itself) already holds",
+				 name, gr, gpu);
+			return NULL;
+		}
+		mask |= 1ull << gr;
+		sms += gr == g->ngroups ? g->leftover_sms : g->group_sms[gr];
+	}
+	quota = quota_rounded(g, memory);
+	if (memory == 0 || quota != memory ||
+	    memory > plan_gpu_usable(g) - g->memory_used) {
+		snprintf(err, errlen,
+			 "vGPU %s has a memory quota of %llu bytes: zero, not "
+			 "a multiple of the granularity, or more than is free "
+			 "on GPU %u",
+			 name, (unsigned long long)memory, gpu);
+		return NULL;
+	}
+	if (va_base < p->va_base || (va_base - p->va_base) % PLAN_VA_WINDOW) {
+		snprintf(err, errlen,
+			 "vGPU %s has VA base 0x%llx, which is not a window "
+			 "start from 0x%llx",
+			 name, (unsigned long long)va_base,
+			 (unsigned long long)p->va_base);
+		return NULL;
+	}
+	slot = (va_base - p->va_base) / PLAN_VA_WINDOW;
+	if (slot >= p->nslots || p->slots[slot].used) {
+		snprintf(err, errlen,
+			 "vGPU %s has VA base 0x%llx, whose window is %s", name,
+			 (unsigned long long)va_base,
+			 slot >= p->nslots ? "past the last one"
+					   : "already another vGPU's");
+		return NULL;
+	}
+	grant = &p->slots[slot];
+	memset(grant, 0, sizeof(*grant));
+	grant->used = true;
+	snprintf(grant->name, sizeof(grant->name), "%s", name);
+	grant->gpu = gpu;
+	grant->ngroups = ngroups;
+	memcpy(grant->groups, groups, ngroups * sizeof(*groups));
+	grant->sms = sms;
+	grant->memory = memory;
+	grant->slot = (uint32_t)slot;
+	grant->va_base = va_base;
+	grant->va_size = PLAN_VA_WINDOW;
+	g->groups_used |= mask;
+	g->memory_used += memory;
+	return grant;
 }

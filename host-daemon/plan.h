@@ -8,6 +8,11 @@
  *  - a request for N SMs takes ceil(N / min_partition) free groups of one
  *    GPU (lowest indices first); the real SM count is the sum of their
  *    sizes, reported back;
+ *  - the SMs the split leaves over (H100: 132 - 15 x 8 = 12) form one
+ *    more slice, group index ngroups, that a vGPU can only hold alone:
+ *    a request takes it instead of regular groups when it fits and
+ *    wastes fewer SMs (12 SMs asked: the leftover 12, not 2 x 8; 8 SMs
+ *    asked: one group of 8), or when the regular groups do not fit;
  *  - groups are disjoint across vGPUs;
  *  - memory is accounted per GPU: the quotas of a GPU never exceed its
  *    memory minus a reserve for the driver, 5% of the memory or 1 GiB,
@@ -40,7 +45,9 @@ struct plan_gpu {
 	uint32_t min_partition;
 	uint32_t ngroups;
 	uint32_t group_sms[VGPU_MAX_SM_GROUPS];
-	uint64_t groups_used; /* bit i: group i belongs to a vGPU */
+	uint32_t leftover_sms; /* SMs in no group: slice ngroups; 0 = none */
+	uint64_t groups_used;  /* bit i: group i belongs to a vGPU (bit
+				  ngroups: the leftover slice) */
 	uint64_t memory_total;
 	uint64_t memory_reserve; /* kept for the driver */
 	uint64_t memory_used;	 /* sum of the quotas on this GPU */
@@ -90,8 +97,25 @@ bool plan_name_valid(const char *name, char *err, size_t errlen);
 /* Usable memory of a GPU: total minus the reserve. */
 uint64_t plan_gpu_usable(const struct plan_gpu *g);
 
-/* SMs in free groups of a GPU (and how many free groups). */
+/* SMs in free groups of a GPU (and how many free regular groups);
+ * the leftover slice counts in the SMs when it is free. */
 uint32_t plan_gpu_free_sms(const struct plan_gpu *g, uint32_t *nfree);
+
+/* True when the leftover slice of g exists and no vGPU holds it. */
+bool plan_leftover_free(const struct plan_gpu *g);
+
+/*
+ * Put back a grant exactly as recorded (vgpud's state file after a
+ * restart): these groups of this GPU, this quota, the VA slot of
+ * va_base. Checks everything (groups exist, are free and are either
+ * regular or the leftover alone; memory fits; the slot is free) and
+ * says what is wrong in err; -1 then, nothing changed.
+ */
+const struct plan_grant *plan_restore(struct plan *p, const char *name,
+				      uint32_t gpu, uint32_t ngroups,
+				      const uint32_t *groups, uint64_t memory,
+				      uint64_t va_base, char *err,
+				      size_t errlen);
 
 /*
  * Reserve SM groups, memory and a VA slot for a new vGPU. On success

@@ -51,6 +51,15 @@ static const char vgpud_usage[] =
 	"  --no-mps             cuda: run workers outside MPS (each its own\n"
 	"                       fault domain, time-sliced; %smid then reports\n"
 	"                       physical SMs). Default: one shared MPS domain\n"
+	"  --state FILE         where vgpud keeps its vGPUs, to adopt their\n"
+	"                       running workers after a restart (default\n"
+	"                       DIR/state.json); a corrupt file stops vgpud\n"
+	"                       from starting: move it aside to start empty\n"
+	"  --orphan-timeout S   a worker left without vgpud exits after S\n"
+	"                       seconds without clients (default 300)\n"
+	"  --keep-workers       on SIGTERM leave the workers running (and\n"
+	"                       the state file) for the next vgpud, e.g. for\n"
+	"                       an upgrade; default: stop them\n"
 	"  --foreground         stay in the foreground (the default)\n"
 	"  --help               this text\n"
 	"\n"
@@ -146,6 +155,9 @@ static int parse_options(struct daemon_opts *o, int argc, char **argv)
 		{"va-base", required_argument, NULL, 'v'},
 		{"foreground", no_argument, NULL, 'f'},
 		{"no-mps", no_argument, NULL, 'm'},
+		{"state", required_argument, NULL, 's'},
+		{"orphan-timeout", required_argument, NULL, 'o'},
+		{"keep-workers", no_argument, NULL, 'k'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -157,6 +169,7 @@ static int parse_options(struct daemon_opts *o, int argc, char **argv)
 	o->backend = "auto";
 	o->worker_user = "vgpu";
 	o->va_base = VGPUD_DEFAULT_VA_BASE;
+	o->orphan_timeout_s = DAEMON_ORPHAN_TIMEOUT_S;
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'r':
@@ -186,6 +199,33 @@ static int parse_options(struct daemon_opts *o, int argc, char **argv)
 			break;
 		case 'm':
 			o->no_mps = true;
+			break;
+		case 's':
+			if (!*optarg) {
+				fprintf(stderr,
+					"vgpud: --state needs a file\n");
+				return 2;
+			}
+			o->state_path = optarg;
+			break;
+		case 'o': {
+			unsigned long long t;
+
+			errno = 0;
+			t = strtoull(optarg, &end, 10);
+			if (errno || !*optarg || *end || *optarg == '-' ||
+			    t > 7 * 86400) {
+				fprintf(stderr,
+					"vgpud: --orphan-timeout needs seconds "
+					"(0 to 604800), got '%s'\n",
+					optarg);
+				return 2;
+			}
+			o->orphan_timeout_s = (uint32_t)t;
+			break;
+		}
+		case 'k':
+			o->keep_workers = true;
 			break;
 		case 'h':
 			fputs(vgpud_usage, stdout);
@@ -298,6 +338,43 @@ static int make_run_dir(const char *dir)
 	}
 	if (chmod(dir, 0755) < 0) {
 		fprintf(stderr, "vgpud: chmod %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * DIR/workers: where each worker listens for a restarted vgpud. Owned by
+ * the worker user, 0700: only the workers and root get in.
+ */
+static int make_workers_dir(struct daemon *d)
+{
+	struct stat st;
+
+	snprintf(d->workers_dir, sizeof(d->workers_dir), "%s/workers",
+		 d->opts.run_dir);
+	/* DIR/workers/NAME.sock must fit a socket address, and the ctl_path
+	 * of struct vgpu_worker_config, for the longest name */
+	if (strlen(d->workers_dir) > 38) {
+		fprintf(stderr,
+			"vgpud: the run directory %s is too long: the workers' "
+			"sockets DIR/workers/NAME.sock need it to be at most "
+			"30 characters\n",
+			d->opts.run_dir);
+		return -1;
+	}
+	if (mkdir(d->workers_dir, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "vgpud: cannot create %s: %s\n", d->workers_dir,
+			strerror(errno));
+		return -1;
+	}
+	if (lstat(d->workers_dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+	    chown(d->workers_dir, d->worker_uid, d->worker_gid) < 0 ||
+	    chmod(d->workers_dir, 0700) < 0) {
+		fprintf(stderr,
+			"vgpud: %s must be a directory of the worker user "
+			"(%s)\n",
+			d->workers_dir, strerror(errno ? errno : ENOTDIR));
 		return -1;
 	}
 	return 0;
@@ -439,7 +516,14 @@ static void ensure_stdio(void)
 
 /* ---- the loop ----------------------------------------------------- */
 
-enum poll_kind { POLL_SIGNAL, POLL_ADMIN, POLL_CLIENT, POLL_CONN, POLL_CTL };
+enum poll_kind {
+	POLL_SIGNAL,
+	POLL_ADMIN,
+	POLL_CLIENT,
+	POLL_CONN,
+	POLL_CTL,
+	POLL_PIDFD
+};
 
 struct poll_set {
 	struct pollfd *fds;
@@ -499,9 +583,12 @@ static int poll_build(struct daemon *d, struct poll_set *ps, bool listen)
 			if (c->fd >= 0 && !c->parked)
 				r |= poll_add(ps, c->fd, POLL_CONN, c);
 	}
-	for (v = d->vgpus; v; v = v->next)
+	for (v = d->vgpus; v; v = v->next) {
 		if (v->ctl_fd >= 0)
 			r |= poll_add(ps, v->ctl_fd, POLL_CTL, v);
+		if (v->pidfd >= 0)
+			r |= poll_add(ps, v->pidfd, POLL_PIDFD, v);
+	}
 	return r;
 }
 
@@ -542,7 +629,7 @@ static void conns_timers(struct daemon *d, int64_t now)
  */
 static int loop_once(struct daemon *d, struct poll_set *ps, bool listen)
 {
-	bool sig = false;
+	bool sig = false, pidfd_turn = false;
 	size_t i;
 	int r;
 
@@ -580,15 +667,29 @@ static int loop_once(struct daemon *d, struct poll_set *ps, bool listen)
 			break;
 		}
 		case POLL_CTL:
+			pidfd_turn = true;
 			daemon_worker_input(d, ps->ptr[i]);
 			break;
+		case POLL_PIDFD:
+			pidfd_turn = true;
+			break;
 		}
+	}
+	/* adopted workers that exited (after their last words, above) */
+	for (i = 0; pidfd_turn && i < ps->n; i++) {
+		struct daemon_vgpu *v = ps->ptr[i];
+
+		if (ps->kind[i] == POLL_PIDFD && ps->fds[i].revents &&
+		    v->pidfd == ps->fds[i].fd)
+			daemon_worker_pidfd(d, v);
 	}
 	if (sig)
 		handle_signals(d);
 	daemon_workers_timers(d, daemon_now_ms());
 	conns_timers(d, daemon_now_ms());
 	conns_sweep(d);
+	if (d->state_dirty && !d->stopping)
+		daemon_state_save(d);
 	return 0;
 }
 
@@ -625,6 +726,19 @@ static void shutdown_workers(struct daemon *d, struct poll_set *ps)
 	int64_t give_up;
 
 	conns_close_all(d);
+	if (d->opts.keep_workers) {
+		/* their ctl connections close: they wait for the next vgpud */
+		daemon_state_save(d);
+		daemon_log("--keep-workers: leaving the workers running; the "
+			   "next vgpud adopts them from %s",
+			   d->state_path);
+		d->mps.started = false; /* the next vgpud stops MPS */
+		while (d->vgpus) {
+			d->vgpus->cfg.ctl_path[0] = '\0'; /* keep the socket */
+			daemon_vgpu_free(d, d->vgpus);
+		}
+		return;
+	}
 	for (v = d->vgpus; v; v = v->next)
 		if (v->pid)
 			daemon_vgpu_stop(d, v, DAEMON_STOP_EXIT,
@@ -645,13 +759,15 @@ static void shutdown_workers(struct daemon *d, struct poll_set *ps)
 		d->vgpus->pid = 0;
 		daemon_vgpu_free(d, d->vgpus);
 	}
+	daemon_state_remove(d); /* nothing is left to adopt */
 }
 
 int main(int argc, char **argv)
 {
 	struct daemon *d;
 	struct poll_set ps = {0};
-	char err[512];
+	char err[512], serr[PATH_MAX + VGPU_MESSAGE_MAX + 128];
+	bool mps_started = false;
 	int rc = 1, r;
 
 	ensure_stdio();
@@ -679,6 +795,12 @@ int main(int argc, char **argv)
 		 d->opts.run_dir);
 	snprintf(d->client_path, sizeof(d->client_path), "%s/client.sock",
 		 d->opts.run_dir);
+	if (d->opts.state_path)
+		snprintf(d->state_path, sizeof(d->state_path), "%s",
+			 d->opts.state_path);
+	else
+		snprintf(d->state_path, sizeof(d->state_path), "%s/state.json",
+			 d->opts.run_dir);
 	d->plan = calloc(1, sizeof(*d->plan));
 	if (!d->plan) {
 		fprintf(stderr, "vgpud: out of memory\n");
@@ -689,6 +811,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (resolve_worker_user(d) || make_run_dir(d->opts.run_dir) ||
+	    make_workers_dir(d) ||
 	    remove_stale_socket(d->admin_path, d->opts.run_dir) ||
 	    remove_stale_socket(d->client_path, d->opts.run_dir))
 		goto out;
@@ -707,20 +830,35 @@ int main(int argc, char **argv)
 		daemon_log("%s", err);
 		goto out;
 	}
+	/* all of the state file, checked, or nothing at all */
+	if (daemon_state_load(d, &mps_started, serr, sizeof(serr))) {
+		fprintf(stderr, "vgpud: %s\n", serr);
+		goto out;
+	}
 	if (d->backend == VGPU_BACKEND_CUDA && !d->opts.no_mps &&
 	    mps_start(&d->mps, d->opts.run_dir, d->worker_uid, d->worker_gid,
 		      err, sizeof(err))) {
 		daemon_log("MPS: %s", err);
 		goto out;
 	}
+	if (mps_started && d->mps.active && !d->mps.started) {
+		/* the vgpud before us started it: stopping it is ours now */
+		d->mps.started = true;
+		daemon_log("MPS: taking over the control daemon the previous "
+			   "vgpud started");
+	}
+	if (d->vgpus)
+		daemon_state_adopt(d);
 	d->admin_fd = listen_on(d->admin_path, 0600);
 	if (d->admin_fd < 0)
 		goto out;
 	d->client_fd = listen_on(d->client_path, 0666);
 	if (d->client_fd < 0)
 		goto out;
-	daemon_log("ready: admin %s, clients %s", d->admin_path,
-		   d->client_path);
+	daemon_log("ready: admin %s, clients %s, state %s", d->admin_path,
+		   d->client_path, d->state_path);
+	if (d->state_dirty)
+		daemon_state_save(d);
 
 	rc = 0;
 	while (!d->stopping) {
@@ -743,6 +881,8 @@ out:
 	}
 	if (d->signal_fd >= 0)
 		close(d->signal_fd);
+	if (d->workers_dir[0])
+		rmdir(d->workers_dir); /* only when no worker listens */
 	rmdir(d->opts.run_dir); /* only when empty; /run/vgpu comes back */
 	daemon_workers_fini(d);
 	poll_free(&ps);

@@ -17,6 +17,17 @@
  *   DESTROY name -> answered once the worker has exited.
  *   LIST    first -> entries[first ...], count in this packet, total in
  *           all; vgpu-admin asks again with first += count until done.
+ *
+ * Since 1.1:
+ *   CREATE     also isolation (enum vgpu_isolation) and the consumer:
+ *              consumer_kind (enum vgpu_admin_consumer) with uid or gid.
+ *   GPUS       -> gpus[0 .. count), one per GPU (the union below), with
+ *              what is free; fault domains are read from LIST.
+ *   SHOW       name -> entries[0].
+ *   PLAN_CHECK the fields of CREATE -> entries[0] as the vGPU would be
+ *              placed (groups, SMs, quota, GPU; pid 0, state 0), or the
+ *              refusal CREATE would give. Creates nothing.
+ * A 1.0 peer sends zeros in the new fields: shared, consumer by uid.
  */
 #ifndef VGPU_ADMIN_H
 #define VGPU_ADMIN_H
@@ -28,7 +39,7 @@
 
 #define VGPU_ADMIN_MAGIC 0x44414756u /* "VGAD" little-endian */
 #define VGPU_ADMIN_MAJOR 1
-#define VGPU_ADMIN_MINOR 0
+#define VGPU_ADMIN_MINOR 1
 
 #define VGPU_ADMIN_LIST_MAX 32 /* entries per LIST response */
 
@@ -43,6 +54,15 @@ enum vgpu_admin_op {
 	VGPU_ADMIN_CREATE = 1,
 	VGPU_ADMIN_DESTROY = 2,
 	VGPU_ADMIN_LIST = 3,
+	VGPU_ADMIN_GPUS = 4,	   /* 1.1 */
+	VGPU_ADMIN_SHOW = 5,	   /* 1.1 */
+	VGPU_ADMIN_PLAN_CHECK = 6, /* 1.1 */
+};
+
+/* Who may use a vGPU (CREATE, entries). */
+enum vgpu_admin_consumer {
+	VGPU_ADMIN_CONSUMER_USER = 0,  /* the user uid (or the peer's) */
+	VGPU_ADMIN_CONSUMER_GROUP = 1, /* members of group gid */
 };
 
 struct vgpu_admin_request {
@@ -58,7 +78,10 @@ struct vgpu_admin_request {
 	uint32_t uid;		  /* CREATE: user or VGPU_ADMIN_UID_PEER */
 	uint32_t time_limit_ms;	  /* CREATE: 0 = none; _TIME_DEFAULT */
 	uint32_t first;		  /* LIST: index of the first entry */
-	uint32_t reserved[9];
+	uint32_t isolation;	  /* CREATE: enum vgpu_isolation (1.1) */
+	uint32_t consumer_kind;	  /* CREATE: enum vgpu_admin_consumer */
+	uint32_t gid;		  /* CREATE: group, for CONSUMER_GROUP */
+	uint32_t reserved[6];
 };
 
 enum vgpu_admin_status {
@@ -101,7 +124,34 @@ struct vgpu_admin_entry {
 	int32_t pid; /* of the worker; 0 when none */
 	uint32_t time_limit_ms;
 	uint32_t min_partition; /* SMs per group on this GPU */
-	uint32_t reserved[7];
+	uint32_t isolation;	/* enum vgpu_isolation (1.1) */
+	uint32_t consumer_kind; /* enum vgpu_admin_consumer (1.1) */
+	uint32_t gid;		/* CONSUMER_GROUP: the group (1.1) */
+	uint32_t leftover;	/* 1: groups[0] is the leftover slice (1.1) */
+	uint32_t reserved[3];
+};
+
+/* One GPU as GPUS reports it (1.1). */
+struct vgpu_admin_gpu {
+	char name[128];
+	uint32_t index;
+	uint32_t backend; /* enum vgpu_backend_kind */
+	uint32_t sm_count;
+	uint32_t min_partition; /* minSmPartitionSize */
+	uint32_t alignment;	/* smCoscheduledAlignment */
+	uint32_t ngroups;	/* regular groups of the split */
+	uint32_t groups_free;	/* regular groups no vGPU holds */
+	uint32_t leftover_sms;	/* SMs outside the split (group ngroups) */
+	uint32_t leftover_free; /* 1: no vGPU holds the leftover slice */
+	uint32_t cc_major, cc_minor;
+	uint32_t vgpus;	      /* vGPUs on this GPU */
+	uint64_t groups_used; /* bit i: group i held (bit ngroups: left) */
+	uint64_t memory_total;
+	uint64_t memory_reserved; /* kept for the driver */
+	uint64_t memory_used;	  /* sum of the vGPUs' quotas */
+	uint64_t granularity;
+	uint32_t group_sms[VGPU_MAX_SM_GROUPS];
+	uint32_t reserved[8];
 };
 
 struct vgpu_admin_response {
@@ -114,7 +164,14 @@ struct vgpu_admin_response {
 	uint32_t total;			/* LIST: vGPUs in all */
 	uint32_t count;			/* entries in this response */
 	uint32_t reserved[6];
-	struct vgpu_admin_entry entries[VGPU_ADMIN_LIST_MAX];
+	union {
+		struct vgpu_admin_entry entries[VGPU_ADMIN_LIST_MAX];
+		struct vgpu_admin_gpu gpus[VGPU_MAX_GPUS]; /* GPUS (1.1) */
+	};
 };
+
+_Static_assert(sizeof(struct vgpu_admin_gpu) * VGPU_MAX_GPUS <=
+		       sizeof(struct vgpu_admin_entry) * VGPU_ADMIN_LIST_MAX,
+	       "GPUS must not grow the admin response");
 
 #endif /* VGPU_ADMIN_H */

@@ -10,6 +10,11 @@
  * nonzero-flags, unterminated-name, unknown-op, zero-sms, huge-sms,
  * zero-memory, destroy-unknown, list-past-end, silent SECONDS, permission
  * (run as a user other than root: connect refused or PERMISSION).
+ * Admin 1.1: bad-isolation, bad-consumer-kind, group-without-gid,
+ * user-with-gid, huge-time-limit, show-unterminated, show-unknown,
+ * plan-check-bad-isolation, plan-check-huge-sms, plan-check-ok (answers
+ * OK and creates nothing), gpus-with-garbage (reserved bytes and name
+ * ignored: OK).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -184,6 +189,57 @@ int main(int argc, char **argv)
 	} else if (!strcmp(attack, "list-past-end")) {
 		request_init(&q, VGPU_ADMIN_LIST);
 		q.first = 0xffffffffu;
+		hostile_send(fd, &q, sizeof(q));
+		rc = expect(fd, VGPU_ADMIN_OK, 0);
+	} else if (!strcmp(attack, "bad-isolation")) {
+		q.isolation = 7;
+		hostile_send(fd, &q, sizeof(q));
+		rc = expect(fd, VGPU_ADMIN_BAD_REQUEST, 0);
+	} else if (!strcmp(attack, "bad-consumer-kind")) {
+		q.consumer_kind = 0x80000000u;
+		hostile_send(fd, &q, sizeof(q));
+		rc = expect(fd, VGPU_ADMIN_BAD_REQUEST, 0);
+	} else if (!strcmp(attack, "group-without-gid")) {
+		q.consumer_kind = VGPU_ADMIN_CONSUMER_GROUP;
+		q.gid = 0xffffffffu;
+		hostile_send(fd, &q, sizeof(q));
+		rc = expect(fd, VGPU_ADMIN_BAD_REQUEST, 0);
+	} else if (!strcmp(attack, "user-with-gid")) {
+		q.gid = 5;
+		hostile_send(fd, &q, sizeof(q));
+		rc = expect(fd, VGPU_ADMIN_BAD_REQUEST, 0);
+	} else if (!strcmp(attack, "huge-time-limit")) {
+		q.time_limit_ms = 0xfffffff0u;
+		hostile_send(fd, &q, sizeof(q));
+		rc = expect(fd, VGPU_ADMIN_BAD_REQUEST, 0);
+	} else if (!strcmp(attack, "show-unterminated")) {
+		request_init(&q, VGPU_ADMIN_SHOW);
+		memset(q.name, 's', sizeof(q.name));
+		hostile_send(fd, &q, sizeof(q));
+		rc = expect(fd, VGPU_ADMIN_BAD_REQUEST, 0);
+	} else if (!strcmp(attack, "show-unknown")) {
+		request_init(&q, VGPU_ADMIN_SHOW);
+		snprintf(q.name, sizeof(q.name), "no-such-vgpu");
+		hostile_send(fd, &q, sizeof(q));
+		rc = expect(fd, VGPU_ADMIN_NO_SUCH_VGPU, 0);
+	} else if (!strcmp(attack, "plan-check-bad-isolation")) {
+		q.op = VGPU_ADMIN_PLAN_CHECK;
+		q.isolation = 2;
+		hostile_send(fd, &q, sizeof(q));
+		rc = expect(fd, VGPU_ADMIN_BAD_REQUEST, 0);
+	} else if (!strcmp(attack, "plan-check-huge-sms")) {
+		q.op = VGPU_ADMIN_PLAN_CHECK;
+		q.sms = 0xffffffffu;
+		hostile_send(fd, &q, sizeof(q));
+		rc = expect(fd, VGPU_ADMIN_NO_ROOM, 0);
+	} else if (!strcmp(attack, "plan-check-ok")) {
+		q.op = VGPU_ADMIN_PLAN_CHECK;
+		hostile_send(fd, &q, sizeof(q));
+		rc = expect(fd, VGPU_ADMIN_OK, 0);
+	} else if (!strcmp(attack, "gpus-with-garbage")) {
+		request_init(&q, VGPU_ADMIN_GPUS);
+		memset(q.name, 'g', sizeof(q.name));
+		memset(q.reserved, 0xff, sizeof(q.reserved));
 		hostile_send(fd, &q, sizeof(q));
 		rc = expect(fd, VGPU_ADMIN_OK, 0);
 	} else if (!strcmp(attack, "permission")) {

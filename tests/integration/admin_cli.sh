@@ -9,7 +9,7 @@ set -euo pipefail
 vgpu_test_start
 
 tap_expect "list with no vGPUs prints only the header" 0 \
-	'^NAME +GPU +BACKEND +SMS +GROUPS +MEMORY +USED +CLIENTS +USER +STATE +RESTARTS +PID$' \
+	'^NAME +GPU +BACKEND +SMS +GROUPS +MEMORY +USED +CLIENTS +USER +STATE +RESTARTS +PID +ISOLATION$' \
 	vadmin list
 if [ "$(vadmin list | wc -l)" -eq 1 ]; then
 	tap_ok "list with no vGPUs has no rows"

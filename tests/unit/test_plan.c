@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the SM-group planner (host-daemon/plan.c), on an
- * H100-like GPU: 132 SMs split into 15 groups of 8 (the 12 remaining SMs
- * are in no group), 80 GiB, 2 MiB granularity.
+ * H100-like GPU: 132 SMs split into 15 groups of 8 plus the 12 SMs the
+ * split leaves over (one more slice, group 15, usable alone), 80 GiB,
+ * 2 MiB granularity.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -117,10 +118,10 @@ static void plan_rounds_sms_up_to_whole_groups(void **state)
 	const struct plan_grant *g;
 	char err[256];
 
-	g = take(p, "a", 12, GiB, PLAN_GPU_ANY, err, sizeof(err));
+	g = take(p, "a", 20, GiB, PLAN_GPU_ANY, err, sizeof(err));
 	assert_non_null(g);
-	assert_int_equal(g->sms, 16);
-	assert_int_equal(g->ngroups, 2);
+	assert_int_equal(g->sms, 24);
+	assert_int_equal(g->ngroups, 3);
 	g = take(p, "b", 1, GiB, PLAN_GPU_ANY, err, sizeof(err));
 	assert_non_null(g);
 	assert_int_equal(g->sms, 8);
@@ -135,9 +136,11 @@ static void plan_rejects_overcommitted_sms_saying_what_is_free(void **state)
 		take(p, "big", 80, GiB, PLAN_GPU_ANY, err, sizeof(err)));
 	assert_null(take(p, "more", 48, GiB, PLAN_GPU_ANY, err, sizeof(err)));
 	assert_string_equal(err, "asked for 48 SMs, 40 SMs (5 groups of 8) "
-				 "are free on GPU 0");
+				 "are free on GPU 0; so is the leftover slice "
+				 "of 12 SMs (usable alone)");
 	/* the refusal took nothing: 40 SMs still fit */
 	assert_non_null(take(p, "fits", 40, GiB, 0, err, sizeof(err)));
+	assert_non_null(take(p, "left", 1, GiB, 0, err, sizeof(err)));
 	assert_null(take(p, "none", 1, GiB, 0, err, sizeof(err)));
 	assert_string_equal(err, "asked for 1 SMs, 0 SMs (0 groups of 8) "
 				 "are free on GPU 0");
@@ -341,7 +344,8 @@ static void plan_picks_the_first_gpu_with_room(void **state)
 	/* nothing fits: the message names the GPU with the most free */
 	assert_null(take(p, "d", 120, GiB, PLAN_GPU_ANY, err, sizeof(err)));
 	assert_string_equal(err, "asked for 120 SMs, 112 SMs (14 groups of "
-				 "8) are free on GPU 0");
+				 "8) are free on GPU 0; so is the leftover "
+				 "slice of 12 SMs (usable alone)");
 	/* an excluded GPU (recovering) is not chosen */
 	req.gpu = PLAN_GPU_ANY;
 	req.gpu_exclude = 1ull << 1;
@@ -380,6 +384,102 @@ static void plan_formats_sizes_for_people(void **state)
 			    "4.0 GiB");
 	assert_string_equal(plan_format_size(1536 * MiB, buf, sizeof(buf)),
 			    "1.5 GiB");
+}
+
+static void plan_gives_12_sms_the_leftover_slice(void **state)
+{
+	struct plan *p = *state;
+	const struct plan_grant *g;
+	char err[256];
+
+	g = take(p, "a", 12, GiB, PLAN_GPU_ANY, err, sizeof(err));
+	assert_non_null(g);
+	assert_int_equal(g->ngroups, 1);
+	assert_int_equal(g->groups[0], 15); /* index == ngroups */
+	assert_int_equal(g->sms, 12);
+	assert_false(plan_leftover_free(&p->gpus[0]));
+	/* the next 12 cannot have it: two regular groups */
+	g = take(p, "b", 12, GiB, PLAN_GPU_ANY, err, sizeof(err));
+	assert_non_null(g);
+	assert_int_equal(g->ngroups, 2);
+	assert_int_equal(g->sms, 16);
+	assert_int_equal(plan_release(p, "a"), 0);
+	assert_true(plan_leftover_free(&p->gpus[0]));
+}
+
+static void plan_gives_8_sms_a_regular_group(void **state)
+{
+	struct plan *p = *state;
+	const struct plan_grant *g;
+	char err[256];
+
+	g = take(p, "a", 8, GiB, PLAN_GPU_ANY, err, sizeof(err));
+	assert_non_null(g);
+	assert_int_equal(g->ngroups, 1);
+	assert_int_equal(g->groups[0], 0);
+	assert_int_equal(g->sms, 8);
+	/* 9 SMs: 16 in two groups wastes 7, the leftover 12 wastes 3 */
+	g = take(p, "b", 9, GiB, PLAN_GPU_ANY, err, sizeof(err));
+	assert_non_null(g);
+	assert_int_equal(g->groups[0], 15);
+	assert_int_equal(g->sms, 12);
+}
+
+static void plan_uses_the_leftover_when_regular_groups_are_gone(void **state)
+{
+	struct plan *p = *state;
+	const struct plan_grant *g;
+	char err[256];
+
+	assert_non_null(take(p, "all", 120, GiB, 0, err, sizeof(err)));
+	assert_int_equal(plan_gpu_free_sms(&p->gpus[0], NULL), 12);
+	g = take(p, "b", 4, GiB, 0, err, sizeof(err));
+	assert_non_null(g);
+	assert_int_equal(g->groups[0], 15);
+	assert_null(take(p, "c", 4, GiB, 0, err, sizeof(err)));
+	assert_string_equal(err, "asked for 4 SMs, 0 SMs (0 groups of 8) "
+				 "are free on GPU 0");
+	assert_int_equal(plan_release(p, "b"), 0);
+	/* 13 SMs fit in neither: the message names the leftover slice */
+	assert_null(take(p, "c", 13, GiB, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "the leftover slice of 12 SMs"));
+}
+
+static void plan_restore_replays_a_recorded_grant(void **state)
+{
+	struct plan *p = *state;
+	const uint32_t two[] = {3, 4}, left[] = {15}, bad[] = {15, 2};
+	const uint32_t over[] = {4, 5}, none[] = {16};
+	const struct plan_grant *g;
+	char err[256];
+
+	g = plan_restore(p, "a", 0, 2, two, GiB, VA_BASE + 2 * TiB, err,
+			 sizeof(err));
+	assert_non_null(g);
+	assert_int_equal(g->sms, 16);
+	assert_int_equal(g->slot, 2);
+	assert_non_null(plan_restore(p, "b", 0, 1, left, GiB, VA_BASE, err,
+				     sizeof(err)));
+	/* overlapping groups, the leftover with others, no such group */
+	assert_null(plan_restore(p, "c", 0, 2, over, GiB, VA_BASE + TiB, err,
+				 sizeof(err)));
+	assert_non_null(strstr(err, "already holds"));
+	assert_null(plan_restore(p, "c", 0, 2, bad, GiB, VA_BASE + TiB, err,
+				 sizeof(err)));
+	assert_null(plan_restore(p, "c", 0, 1, none, GiB, VA_BASE + TiB, err,
+				 sizeof(err)));
+	/* a taken VA window, a misaligned one, an odd quota, a bad GPU */
+	assert_null(plan_restore(p, "c", 0, 1, (uint32_t[]){7}, GiB, VA_BASE,
+				 err, sizeof(err)));
+	assert_null(plan_restore(p, "c", 0, 1, (uint32_t[]){7}, GiB,
+				 VA_BASE + 4096, err, sizeof(err)));
+	assert_null(plan_restore(p, "c", 0, 1, (uint32_t[]){7}, GiB + 1,
+				 VA_BASE + TiB, err, sizeof(err)));
+	assert_null(plan_restore(p, "c", 1, 1, (uint32_t[]){7}, GiB,
+				 VA_BASE + TiB, err, sizeof(err)));
+	/* nothing of the refusals stuck: group 7 and slot 1 are free */
+	assert_non_null(plan_restore(p, "c", 0, 1, (uint32_t[]){7}, GiB,
+				     VA_BASE + TiB, err, sizeof(err)));
 }
 
 int main(void)
@@ -426,6 +526,18 @@ int main(void)
 			teardown),
 		cmocka_unit_test(plan_add_gpu_rejects_inconsistent_info),
 		cmocka_unit_test(plan_formats_sizes_for_people),
+		cmocka_unit_test_setup_teardown(
+			plan_gives_12_sms_the_leftover_slice, setup_one_gpu,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			plan_gives_8_sms_a_regular_group, setup_one_gpu,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			plan_uses_the_leftover_when_regular_groups_are_gone,
+			setup_one_gpu, teardown),
+		cmocka_unit_test_setup_teardown(
+			plan_restore_replays_a_recorded_grant, setup_one_gpu,
+			teardown),
 	};
 
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
