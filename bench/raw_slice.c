@@ -6,6 +6,9 @@
  * workers to compare like with like.
  *
  *   raw_slice CUBIN FIRST_GROUP NGROUPS [BLOCKS ITERS LAUNCHES REPS]
+ *
+ * FIRST_GROUP equal to the number of groups names the SMs the split left
+ * over (H100: 12), alone (NGROUPS 1), as vgpud's planner does.
  */
 #include "bench_common.h"
 
@@ -39,12 +42,16 @@ int main(int argc, char **argv)
 	CHECK(cuDeviceGetDevResource(dev, &sm, CU_DEV_RESOURCE_TYPE_SM));
 	CHECK(cuDevSmResourceSplitByCount(groups, &n, &sm, &rest, 0,
 					  sm.sm.minSmPartitionSize));
-	if (first < 0 || ngroups < 1 || first + ngroups > (int)n) {
+	if (first == (int)n && ngroups == 1) {
+		CHECK(cuDevResourceGenerateDesc(&desc, &rest, 1));
+	} else if (first < 0 || ngroups < 1 || first + ngroups > (int)n) {
 		fprintf(stderr, "groups %d..%d outside the %u groups\n", first,
 			first + ngroups - 1, n);
 		return 2;
+	} else {
+		CHECK(cuDevResourceGenerateDesc(&desc, groups + first,
+						ngroups));
 	}
-	CHECK(cuDevResourceGenerateDesc(&desc, groups + first, ngroups));
 	CHECK(cuGreenCtxCreate(&gctx, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM));
 	CHECK(cuGreenCtxGetDevResource(gctx, &mine, CU_DEV_RESOURCE_TYPE_SM));
 	CHECK(cuCtxFromGreenCtx(&ctx, gctx));

@@ -70,6 +70,16 @@ stop_vgpud() {
 }
 trap 'stop_vgpud; pack_logs' EXIT
 admin() { timeout 90 "$BIN/vgpu-admin" --run-dir "$RUN" "$@"; }
+# vfield NAME KEY: one field of `vgpu-admin show NAME --json` (lists joined
+# with spaces)
+vfield() {
+	admin show "$1" --json | python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+v = v.get("vgpu", v)
+x = v[sys.argv[1]]
+print(" ".join(map(str, x)) if isinstance(x, list) else x)' "$2"
+}
 # on VGPU: run a program through the guest library on that vGPU
 on() {
 	local v=$1
@@ -166,8 +176,8 @@ through() { # vgpu iters
 chmod -R a+rX "$BUILD" 2>/dev/null
 for k in 16 32 64; do
 	admin create f$k --sms $k --memory 1G >/dev/null
-	groups=$(admin list | awk -v n=f$k '$1 == n {print $5}')
-	first=${groups%%[,-]*}
+	groups=$(vfield f$k groups)
+	first=${groups%% *}
 	iters=$((20000 * k / 16))
 	t_v=$(through f$k $iters)
 	t_r=$(raw "$first" $((k / 8)) $iters)
@@ -235,6 +245,93 @@ if [ $BENCH_ONLY = 0 ]; then
 	admin list | tee "$LOG/list-after-faults.txt"
 	stop_vgpud
 fi
+
+say "== control plane: four shared vGPUs (8, 16, 32, 64 SMs) and one"
+say "   exclusive vGPU (the 12 SMs the split leaves over), all at once"
+start_vgpud
+MPSDIR=$RUN/mps
+for k in 8 16 32 64; do admin create s$k --sms $k --memory 4G; done
+admin create x --sms 12 --memory 4G --isolation exclusive
+admin gpus | tee "$LOG/gpus.txt"
+admin list | tee "$LOG/list5.txt"
+[ $BENCH_ONLY = 0 ] && programs_on s8 s16 s32 s64 x
+raw_excl() { # first ngroups iters: native green context outside MPS
+	timeout 60 su vgpu -s /bin/sh -c "$BUILD/bench/raw_slice \
+		$KDIR/compute_bound.cubin $1 $2 1056 $3 40 7" \
+		2>>"$LOG/bench.err" | tee -a "$LOG/bench.log" |
+		awk '/^ms_per_kernel/ {print $2}'
+}
+declare -A alone
+for v in s8 s16 s32 s64 x; do
+	sms=$(vfield $v sms)
+	groups=$(vfield $v groups)
+	ngroups=$(wc -w <<<"$groups")
+	iters=$((20000 * sms / 16))
+	alone[$v]=$(through $v $iters)
+	if [ $v = x ]; then
+		t_r=$(raw_excl "${groups%% *}" 1 $iters)
+	else
+		t_r=$(raw "${groups%% *}" "$ngroups" $iters)
+	fi
+	ratio=$(awk -v r="$t_r" -v v="${alone[$v]}" 'BEGIN{printf "%.3f", r / v}')
+	result "five: fidelity $v ($sms SMs, groups $groups): raw $t_r ms, vgpu ${alone[$v]} ms, ratio $ratio"
+	awk -v x="$ratio" 'BEGIN{exit !(x >= 0.97)}' &&
+		ok "five: fidelity $v >= 0.97" || bad "five: fidelity $v $ratio"
+done
+say "all five at once"
+tpids=()
+for v in s8 s16 s32 s64 x; do
+	sms=$(vfield $v sms)
+	through $v $((20000 * sms / 16)) >"$LOG/five_$v" &
+	tpids+=($!)
+done
+wait "${tpids[@]}"
+for v in s8 s16 s32 s64 x; do
+	t=$(cat "$LOG/five_$v")
+	ratio=$(awk -v a="${alone[$v]}" -v t="$t" 'BEGIN{printf "%.3f", a / t}')
+	result "five together: $v alone ${alone[$v]} ms, with the other four $t ms, ratio $ratio"
+done
+say "the four shared ones at once, the exclusive one idle"
+tpids=()
+for v in s8 s16 s32 s64; do
+	sms=$(vfield $v sms)
+	through $v $((20000 * sms / 16)) >"$LOG/four_$v" &
+	tpids+=($!)
+done
+wait "${tpids[@]}"
+for v in s8 s16 s32 s64; do
+	t=$(cat "$LOG/four_$v")
+	ratio=$(awk -v a="${alone[$v]}" -v t="$t" 'BEGIN{printf "%.3f", a / t}')
+	result "four shared together: $v alone ${alone[$v]} ms, together $t ms, ratio $ratio"
+	awk -v x="$ratio" 'BEGIN{exit !(x >= 0.95)}' &&
+		ok "four shared together: $v within 5%" || bad "four shared: $v $ratio"
+done
+if [ $BENCH_ONLY = 0 ]; then
+	# fault_domain VICTIM BYSTANDER: a wild write in VICTIM while BYSTANDER
+	# runs ~5 s of kernels; BYSTANDER's run must finish correctly and its
+	# worker must not restart.
+	fault_domain() {
+		local victim=$1 by=$2 r0 r1 brc
+		r0=$(vfield $by restarts)
+		on $by "$BUILD/bench/slice_kernel" "$KDIR/compute_bound.cubin" \
+			1056 40000 100 30 >"$LOG/domain.$victim.$by.log" 2>&1 &
+		local bpid=$!
+		sleep 1
+		on $victim "$PROGS/fault_oob" >"$LOG/domain.$victim.log" 2>&1
+		wait $bpid
+		brc=$?
+		sleep 1
+		r1=$(vfield $by restarts)
+		result "fault in $victim: $(tail -1 "$LOG/domain.$victim.log"); $by in flight rc=$brc ($(grep -h 'failed\|ms_per_kernel' "$LOG/domain.$victim.$by.log" | tail -1)), restarts $r0 -> $r1"
+		[ $brc = 0 ] && [ "$r0" = "$r1" ] &&
+			ok "fault in $victim leaves $by running" ||
+			bad "fault in $victim disturbed $by"
+	}
+	fault_domain x s32
+	fault_domain s16 x
+	admin list | tee "$LOG/list5-after.txt"
+fi
+stop_vgpud
 
 echo
 echo "== gpu-check summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader))"
