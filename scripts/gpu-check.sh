@@ -48,11 +48,17 @@ VGPUD_PID=
 start_vgpud() { # extra vgpud options...
 	RUN=$(mktemp -d /tmp/vgpu-gpucheck.XXXXXX)
 	chmod 755 "$RUN"
+	restart_vgpud "$@"
+}
+restart_vgpud() { # the same run directory (and state file) again
 	"$BIN/vgpud" --run-dir "$RUN" --backend cuda --worker-user vgpu "$@" \
 		>>"$LOG/vgpud.log" 2>&1 &
 	VGPUD_PID=$!
-	for _ in $(seq 100); do
-		[ -S "$RUN/client.sock" ] && return 0
+	for _ in $(seq 300); do
+		# answering on admin.sock, not merely a socket file (a killed
+		# vgpud leaves its files behind)
+		"$BIN/vgpu-admin" --run-dir "$RUN" list >/dev/null 2>&1 &&
+			return 0
 		kill -0 "$VGPUD_PID" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -332,6 +338,39 @@ if [ $BENCH_ONLY = 0 ]; then
 	admin list | tee "$LOG/list5-after.txt"
 fi
 stop_vgpud
+
+if [ $BENCH_ONLY = 0 ]; then
+	say "== vgpud killed (SIGKILL) and restarted while two clients run"
+	start_vgpud
+	admin create r1 --sms 16 --memory 1G >/dev/null
+	admin create r2 --sms 16 --memory 1G --isolation exclusive >/dev/null
+	p1=$(vfield r1 pid)
+	p2=$(vfield r2 pid)
+	cpids=()
+	for v in r1 r2; do
+		on $v "$BUILD/bench/slice_kernel" "$KDIR/compute_bound.cubin" \
+			1056 20000 100 30 >"$LOG/restart.$v.log" 2>&1 &
+		cpids+=($!)
+	done
+	sleep 1
+	kill -KILL "$VGPUD_PID"
+	wait "$VGPUD_PID" 2>/dev/null
+	restart_vgpud
+	crc=0
+	for c in "${cpids[@]}"; do wait "$c" || crc=1; done
+	q1=$(vfield r1 pid)
+	q2=$(vfield r2 pid)
+	result "vgpud SIGKILL + restart: clients rc=$crc ($(tail -qn1 "$LOG"/restart.r*.log | tr '\n' ' ')); worker pids $p1,$p2 -> $q1,$q2"
+	[ $crc = 0 ] && ok "both clients finished across the vgpud restart" ||
+		bad "a client failed across the vgpud restart"
+	[ "$p1,$p2" = "$q1,$q2" ] && ok "workers re-adopted (same pids)" ||
+		bad "workers not re-adopted"
+	on r1 "$PROGS/vector_add" >/dev/null 2>&1 &&
+		ok "a new client runs after the restart" ||
+		bad "no new client after the restart"
+	grep -i "mps\|adopt" "$LOG/vgpud.log" | tail -4
+	stop_vgpud
+fi
 
 echo
 echo "== gpu-check summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader))"
