@@ -14,16 +14,16 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define CHECK(call)                                                          \
-	do {                                                                 \
-		CUresult r_ = (call);                                        \
-		if (r_ != CUDA_SUCCESS) {                                    \
-			const char *n_ = "?";                                \
-			cuGetErrorName(r_, &n_);                             \
-			fprintf(stderr, "%s:%d: %s failed: %s (%d)\n",       \
-				__FILE__, __LINE__, #call, n_, (int)r_);     \
-			exit(1);                                             \
-		}                                                            \
+#define CHECK(call)                                                            \
+	do {                                                                   \
+		CUresult r_ = (call);                                          \
+		if (r_ != CUDA_SUCCESS) {                                      \
+			const char *n_ = "?";                                  \
+			cuGetErrorName(r_, &n_);                               \
+			fprintf(stderr, "%s:%d: %s failed: %s (%d)\n",         \
+				__FILE__, __LINE__, #call, n_, (int)r_);       \
+			exit(1);                                               \
+		}                                                              \
 	} while (0)
 
 static inline double bench_now_ms(void)
@@ -72,11 +72,11 @@ static inline double bench_median(double *v, int n)
  * synchronize; prints and returns the median milliseconds per kernel.
  */
 static inline double bench_compute_bound(CUfunction fn, CUstream s,
-					 CUdeviceptr out, int blocks,
-					 int iters, int launches, int reps,
+					 CUdeviceptr out, int blocks, int iters,
+					 int launches, int reps,
 					 const char *label)
 {
-	void *args[] = { &out, &iters };
+	void *args[] = {&out, &iters};
 	double t[64];
 
 	if (reps > 64)

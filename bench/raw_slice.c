@@ -15,8 +15,10 @@
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s CUBIN FIRST_GROUP NGROUPS "
-				"[BLOCKS ITERS LAUNCHES REPS]\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s CUBIN FIRST_GROUP NGROUPS "
+			"[BLOCKS ITERS LAUNCHES REPS]\n",
+			argv[0]);
 		return 2;
 	}
 	int first = atoi(argv[2]), ngroups = atoi(argv[3]);

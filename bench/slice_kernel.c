@@ -12,7 +12,8 @@
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s CUBIN [BLOCKS ITERS LAUNCHES REPS]\n",
+		fprintf(stderr,
+			"usage: %s CUBIN [BLOCKS ITERS LAUNCHES REPS]\n",
 			argv[0]);
 		return 2;
 	}

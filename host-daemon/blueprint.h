@@ -19,7 +19,7 @@
 
 #include <vgpu/protocol.h>
 
-#define BLUEPRINT_VERSION 1 /* the `version:` this parser reads */
+#define BLUEPRINT_VERSION      1 /* the `version:` this parser reads */
 #define BLUEPRINT_CONSUMER_MAX 64
 
 enum vgpu_isolation {
@@ -37,11 +37,11 @@ struct blueprint {
 	char name[VGPU_NAME_MAX];
 	uint32_t consumer_kind; /* enum blueprint_consumer_kind */
 	char consumer[BLUEPRINT_CONSUMER_MAX]; /* user or group name/number */
-	int32_t gpu;	     /* device index, -1 = any GPU with room */
-	uint32_t sms;	     /* SMs asked for (0 when slices is given) */
-	uint32_t slices;     /* SM groups asked for (0 when sms is given) */
-	uint64_t memory;     /* bytes */
-	uint32_t isolation;  /* enum vgpu_isolation */
+	int32_t gpu;	    /* device index, -1 = any GPU with room */
+	uint32_t sms;	    /* SMs asked for (0 when slices is given) */
+	uint32_t slices;    /* SM groups asked for (0 when sms is given) */
+	uint64_t memory;    /* bytes */
+	uint32_t isolation; /* enum vgpu_isolation */
 	uint32_t kernel_time_limit_ms; /* 0 = none; default 10000 */
 };
 

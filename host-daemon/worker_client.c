@@ -401,7 +401,7 @@ static void *client_thread(void *arg)
 	c->sess.pid = c->who.pid;
 	__atomic_store_n(&c->serving, 1, __ATOMIC_RELEASE);
 	rc = client_reply(c, VGPU_HELLO_OK, NULL);
-	close_fd(&c->ring_fd); /* the mapping stays */
+	close_fd(&c->ring_fd);		/* the mapping stays */
 	close_fd(&c->complete_peer_fd); /* the client has its end now */
 	if (rc) {
 		worker_log(w, "client %u (pid %d): hello reply failed: %s",

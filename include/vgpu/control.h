@@ -15,7 +15,7 @@
 
 #include "protocol.h"
 
-#define VGPU_MAX_GPUS 16
+#define VGPU_MAX_GPUS	   16
 #define VGPU_MAX_SM_GROUPS 64 /* groups per GPU */
 
 enum vgpu_ctl_type {
@@ -26,9 +26,9 @@ enum vgpu_ctl_type {
 	VGPU_CTL_SHUTDOWN = 3, /* no payload: finish, free, exit 0 */
 
 	/* worker -> vgpud */
-	VGPU_CTL_READY = 10,   /* struct vgpu_ctl_ready: answer to CONFIG */
-	VGPU_CTL_STATS = 11,   /* struct vgpu_ctl_stats, about once a second */
-	VGPU_CTL_FAULT = 12,   /* struct vgpu_ctl_fault, then the worker exits */
+	VGPU_CTL_READY = 10, /* struct vgpu_ctl_ready: answer to CONFIG */
+	VGPU_CTL_STATS = 11, /* struct vgpu_ctl_stats, about once a second */
+	VGPU_CTL_FAULT = 12, /* struct vgpu_ctl_fault, then the worker exits */
 	VGPU_CTL_GPU_INFO = 13, /* struct vgpu_gpu_info, one per GPU (--probe),
 				   then a VGPU_CTL_READY with ngpus */
 	VGPU_CTL_ADOPTED = 14	/* struct vgpu_ctl_adopted: the first message
@@ -48,8 +48,8 @@ struct vgpu_gpu_info {
 	char name[128];
 	uint8_t uuid[16];
 	uint32_t sm_count;
-	uint32_t min_partition;	 /* minSmPartitionSize */
-	uint32_t alignment;	 /* smCoscheduledAlignment */
+	uint32_t min_partition; /* minSmPartitionSize */
+	uint32_t alignment;	/* smCoscheduledAlignment */
 	uint32_t cc_major, cc_minor;
 	uint64_t memory_total;
 	uint64_t granularity; /* physical allocation granularity (2 MiB) */
@@ -69,9 +69,9 @@ struct vgpu_worker_config {
 	 * one more group, which no other group can be combined with. */
 	uint32_t ngroups;
 	uint32_t groups[VGPU_MAX_SM_GROUPS];
-	uint64_t va_base;  /* reserve exactly here, or fail */
+	uint64_t va_base; /* reserve exactly here, or fail */
 	uint64_t va_size;
-	uint64_t memory_quota; /* bytes */
+	uint64_t memory_quota;	       /* bytes */
 	uint32_t kernel_time_limit_ms; /* watchdog; 0 = none */
 	uint32_t max_clients;
 	uint32_t client_uid; /* informational: vgpud already checked it */
@@ -91,7 +91,7 @@ struct vgpu_worker_config {
 
 /* VGPU_CTL_READY */
 struct vgpu_ctl_ready {
-	int32_t status; /* 0 = ready; else a CUresult */
+	int32_t status;	   /* 0 = ready; else a CUresult */
 	uint32_t sm_count; /* SMs the green context really has */
 	uint64_t va_base;  /* where the range was reserved (== config) */
 	char message[VGPU_MESSAGE_MAX];
@@ -109,10 +109,10 @@ struct vgpu_ctl_client {
 struct vgpu_ctl_stats {
 	uint32_t clients;
 	uint32_t reserved;
-	uint64_t memory_used;	 /* bytes allocated by clients */
-	uint64_t memory_mapped;	 /* physical bytes mapped (granules) */
-	uint64_t kernels;	 /* launches since start */
-	uint64_t bytes_copied;	 /* H2D + D2H + D2D since start */
+	uint64_t memory_used;	/* bytes allocated by clients */
+	uint64_t memory_mapped; /* physical bytes mapped (granules) */
+	uint64_t kernels;	/* launches since start */
+	uint64_t bytes_copied;	/* H2D + D2H + D2D since start */
 };
 
 /* VGPU_CTL_ADOPTED: who the worker is, for vgpud to check against its
@@ -140,7 +140,7 @@ struct vgpu_ctl_fault {
 /* Exit codes of vgpu-worker, read by vgpud after the worker is reaped. */
 enum vgpu_worker_exit {
 	VGPU_WORKER_EXIT_OK = 0,
-	VGPU_WORKER_EXIT_CONFIG = 2,   /* bad config or bring-up failed */
+	VGPU_WORKER_EXIT_CONFIG = 2, /* bad config or bring-up failed */
 	VGPU_WORKER_EXIT_GPU_FAULT = 3,
 	VGPU_WORKER_EXIT_WATCHDOG = 4,
 	VGPU_WORKER_EXIT_INTERNAL = 5,

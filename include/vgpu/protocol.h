@@ -38,17 +38,17 @@
 #define VGPU_PROTO_MAJOR 1	     /* incompatible changes bump this */
 #define VGPU_PROTO_MINOR 0	     /* compatible additions bump this */
 
-#define VGPU_NAME_MAX 64      /* vGPU names, including the NUL */
-#define VGPU_MESSAGE_MAX 256  /* human-readable error text, with NUL */
+#define VGPU_NAME_MAX	     64	 /* vGPU names, including the NUL */
+#define VGPU_MESSAGE_MAX     256 /* human-readable error text, with NUL */
 #define VGPU_KERNEL_NAME_MAX 1024
-#define VGPU_MAX_PARAMS 64     /* kernel parameters per kernel */
+#define VGPU_MAX_PARAMS	     64	   /* kernel parameters per kernel */
 #define VGPU_MAX_PARAM_BYTES 32764 /* CUDA's limit on a kernel's params */
 #define VGPU_MAX_IMAGE_BYTES (256u << 20) /* one library image */
 
 /* Default ring geometry chosen by the worker (the client reads it). */
-#define VGPU_RING_SQ_ENTRIES 256
-#define VGPU_RING_CQ_ENTRIES 256
-#define VGPU_RING_DATA_BYTES (16u << 20)
+#define VGPU_RING_SQ_ENTRIES  256
+#define VGPU_RING_CQ_ENTRIES  256
+#define VGPU_RING_DATA_BYTES  (16u << 20)
 #define VGPU_COPY_CHUNK_BYTES (1u << 20) /* clients chunk copies to this */
 
 /* ---- handshake on the local transport's client socket ---------------- */
@@ -69,12 +69,12 @@ struct vgpu_hello {
 
 enum vgpu_hello_status {
 	VGPU_HELLO_OK = 0,
-	VGPU_HELLO_BAD_MESSAGE = 1,   /* wrong size, magic or flags */
-	VGPU_HELLO_BAD_VERSION = 2,   /* major version differs */
+	VGPU_HELLO_BAD_MESSAGE = 1, /* wrong size, magic or flags */
+	VGPU_HELLO_BAD_VERSION = 2, /* major version differs */
 	VGPU_HELLO_NO_SUCH_VGPU = 3,
-	VGPU_HELLO_PERMISSION = 4,    /* peer uid is not the vGPU's user */
-	VGPU_HELLO_UNAVAILABLE = 5,   /* worker restarting or failed */
-	VGPU_HELLO_RESOURCES = 6,     /* too many clients, no memory */
+	VGPU_HELLO_PERMISSION = 4,  /* peer uid is not the vGPU's user */
+	VGPU_HELLO_UNAVAILABLE = 5, /* worker restarting or failed */
+	VGPU_HELLO_RESOURCES = 6,   /* too many clients, no memory */
 };
 
 /*
@@ -93,7 +93,7 @@ struct vgpu_hello_reply {
 	uint16_t minor;
 	int32_t status; /* enum vgpu_hello_status */
 	uint32_t reserved;
-	uint64_t ring_size; /* bytes to mmap from the memfd */
+	uint64_t ring_size;		/* bytes to mmap from the memfd */
 	char message[VGPU_MESSAGE_MAX]; /* why, when status != OK */
 };
 
@@ -113,7 +113,7 @@ struct vgpu_ring_header {
 	uint32_t magic;
 	uint16_t major;
 	uint16_t minor;
-	uint32_t features; /* VGPU_FEATURE_* */
+	uint32_t features;   /* VGPU_FEATURE_* */
 	uint32_t sq_entries; /* power of two */
 	uint32_t cq_entries; /* power of two */
 	uint32_t sq_offset;
@@ -151,8 +151,8 @@ enum vgpu_opcode {
 	VGPU_OP_GET_DEVICE_INFO = 1,
 
 	/* memory; device pointers are addresses in the vGPU's VA range */
-	VGPU_OP_MEM_ALLOC = 10,	  /* a0 = bytes -> r0 = device pointer */
-	VGPU_OP_MEM_FREE = 11,	  /* a0 = device pointer */
+	VGPU_OP_MEM_ALLOC = 10,	   /* a0 = bytes -> r0 = device pointer */
+	VGPU_OP_MEM_FREE = 11,	   /* a0 = device pointer */
 	VGPU_OP_MEM_GET_INFO = 12, /* -> r0 = free, r1 = total (quota) */
 	VGPU_OP_MEMCPY_HTOD = 13,  /* a0 = dst, a1 = data offset, a2 = bytes */
 	VGPU_OP_MEMCPY_DTOH = 14,  /* a0 = src, a1 = data offset, a2 = bytes */
@@ -231,11 +231,11 @@ struct vgpu_device_info {
 	char name[256];	    /* "vGPU <name>: 16-SM slice of NVIDIA H100 ..." */
 	char gpu_name[128]; /* the physical GPU (or "vgpu simulated GPU") */
 	char vgpu_name[VGPU_NAME_MAX];
-	uint32_t backend;   /* enum vgpu_backend_kind */
-	uint32_t sm_count;  /* SMs of the slice */
+	uint32_t backend;  /* enum vgpu_backend_kind */
+	uint32_t sm_count; /* SMs of the slice */
 	uint32_t cc_major;
 	uint32_t cc_minor;
-	uint64_t memory_quota; /* bytes the vGPU may allocate */
+	uint64_t memory_quota;	 /* bytes the vGPU may allocate */
 	uint32_t driver_version; /* as cuDriverGetVersion */
 	uint32_t reserved;
 	uint8_t uuid[16];

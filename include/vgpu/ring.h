@@ -80,8 +80,9 @@ static inline void ring_layout_compute(struct ring_layout *l, uint32_t sq,
 	l->cq_entries = cq;
 	l->sq_offset = (uint32_t)page;
 	l->cq_offset = l->sq_offset + sq * (uint32_t)sizeof(struct vgpu_sqe);
-	l->data_offset = (l->cq_offset + cq * sizeof(struct vgpu_cqe) +
-			  page - 1) & ~(page - 1);
+	l->data_offset =
+		(l->cq_offset + cq * sizeof(struct vgpu_cqe) + page - 1) &
+		~(page - 1);
 	l->data_size = data;
 	l->total_size = l->data_offset + data;
 }
