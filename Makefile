@@ -32,7 +32,7 @@ endif
 # NVIDIA's arch for test/bench kernels: Hopper (H100/H200).
 CUDA_ARCH ?= sm_90
 
-.PHONY: all unit-tests test demo gpu-check bench check-nvcc clean format
+.PHONY: all unit-tests test demo gpu-check bench check-nvcc clean format install
 # all: the programs, libraries, kernels and test programs (no extra
 # libraries needed, so it builds on the GPU machine too); unit-tests: the
 # cmocka unit tests (libcmocka-dev, installed by make test).
@@ -67,6 +67,22 @@ gpu-check: check-nvcc
 bench: check-nvcc
 	@$(MAKE) --no-print-directory all
 	@scripts/gpu-check.sh --bench-only
+
+# Host side: vgpud, vgpu-worker (found next to vgpud), vgpu-admin, the man
+# page, the systemd unit; the guest library goes to $(PREFIX)/lib/vgpu (put
+# it on LD_LIBRARY_PATH only for programs meant to run on a vGPU).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/vgpu \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)/etc/systemd/system
+	install -m 0755 $(BUILD)/bin/vgpud $(BUILD)/bin/vgpu-worker \
+		$(BUILD)/bin/vgpu-admin $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(BUILD)/lib/libcuda.so.1 $(DESTDIR)$(PREFIX)/lib/vgpu/
+	ln -sf libcuda.so.1 $(DESTDIR)$(PREFIX)/lib/vgpu/libcuda.so
+	install -m 0644 docs/vgpu-admin.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	sed 's#@BINDIR@#$(PREFIX)/bin#' host-daemon/vgpud.service \
+		>$(DESTDIR)/etc/systemd/system/vgpud.service
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^mdev/\|\.ko')

@@ -19,7 +19,7 @@ WORKERS=()
 vgpud_again()
 {
 	"$VGPUD" --run-dir "$RUN_DIR" --backend sim --worker-user vgpu \
-		--orphan-timeout 60 >>"$VGPUD_LOG" 2>&1 &
+		--orphan-timeout 60 "$@" >>"$VGPUD_LOG" 2>&1 &
 	VGPUD_PID=$!
 	wait_for 30 "the new vgpud to answer" vadmin list >/dev/null
 }
@@ -135,13 +135,37 @@ else
 fi
 
 cp "$TEST_TMP/good.json" "$STATE"
-if vgpud_again; then
+if vgpud_again --keep-workers; then
 	tap_ok "with the good state back, vgpud starts"
 else
 	tap_not_ok "with the good state back, vgpud starts"
 fi
 tap_expect "and adopts a again" 0 "^a .* $pid_a " vadmin list
 tap_run "vector_add on a after all that" client a "$(prog vector_add)" 65536
+
+# systemctl restart: SIGTERM to a vgpud started with --keep-workers (the
+# unit file's setting) leaves the workers, their clients and the state.
+client_bg "$TEST_TMP/k.out" a "$(prog long_copy)" 8 16
+ck=$BG_PID
+wait_for 30 "the client to copy" grep -q copying "$TEST_TMP/k.out" || true
+rc=0
+vgpu_stop || rc=$?
+if [ "$rc" -eq 0 ] && kill -0 "$pid_a" && kill -0 "$pid_b" && kill -0 "$ck" &&
+	[ -s "$STATE" ]; then
+	tap_ok "SIGTERM with --keep-workers leaves workers, client and state"
+else
+	tap_not_ok "SIGTERM with --keep-workers leaves workers, client and state" "status $rc"
+fi
+vgpud_again && tap_ok "vgpud starts again after the kept-workers stop" ||
+	tap_not_ok "vgpud starts again after the kept-workers stop"
+tap_expect "it adopted both kept workers" 0 'adopted 2 workers' tail -n 20 "$VGPUD_LOG"
+rc=0
+wait_pid "$ck" 60 || rc=$?
+if [ "$rc" -eq 0 ] && grep -q OK "$TEST_TMP/k.out"; then
+	tap_ok "the client finished correctly across the kept-workers restart"
+else
+	tap_not_ok "the client finished correctly across the kept-workers restart" "exit $rc"
+fi
 rc=0
 vgpu_stop || rc=$?
 [ "$rc" -eq 0 ] && tap_ok "SIGTERM: vgpud exits 0" || tap_not_ok "SIGTERM: vgpud exits 0" "status $rc"
