@@ -70,6 +70,12 @@ struct backend_ops {
 	int (*library_get_kernel)(struct backend *b, struct backend_library *l,
 				  const char *name, struct backend_kernel **out,
 				  struct vgpu_kernel_info *layout);
+	/* A module-scope variable (__device__, __constant__) of l: its
+	 * address and size. Not inside the VA window: the worker allows the
+	 * owning client's copies to it while l is loaded. */
+	int (*library_get_global)(struct backend *b, struct backend_library *l,
+				  const char *name, uint64_t *dptr,
+				  uint64_t *bytes);
 	int (*launch)(struct backend *b, struct backend_kernel *k,
 		      const uint32_t grid[3], const uint32_t block[3],
 		      uint32_t shared_bytes, struct backend_stream *s,

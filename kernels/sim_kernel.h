@@ -29,6 +29,11 @@ struct sim_block {
 	/* set by the simulator when the watchdog or teardown wants the
 	 * block to stop; endless twins poll it */
 	const volatile int *stop;
+	/* The storage of a module-scope variable (__device__/__constant__)
+	 * of the library this kernel came from, by name; NULL if the
+	 * library has none of that name. */
+	void *(*global)(const struct sim_block *blk, const char *name);
+	const void *library; /* for global(): the simulator's own */
 };
 
 typedef void (*sim_kernel_fn)(const struct sim_block *blk, void **params);
@@ -45,6 +50,15 @@ struct sim_kernel_desc {
 
 /* The table of every twin, terminated by an entry with name == NULL. */
 extern const struct sim_kernel_desc sim_kernels[];
+
+/* Module-scope variables the twins use (__device__, __constant__): a
+ * library image "contains" one when its name appears in it as for kernels.
+ * Terminated by an entry with name == NULL. */
+struct sim_global_desc {
+	const char *name;
+	uint32_t bytes;
+};
+extern const struct sim_global_desc sim_globals[];
 
 /* The twin called name, or NULL. */
 const struct sim_kernel_desc *sim_kernel_find(const char *name);

@@ -36,7 +36,7 @@
 
 #define VGPU_PROTO_MAGIC 0x55504756u /* "VGPU" little-endian */
 #define VGPU_PROTO_MAJOR 1	     /* incompatible changes bump this */
-#define VGPU_PROTO_MINOR 0	     /* compatible additions bump this */
+#define VGPU_PROTO_MINOR 1	     /* compatible additions bump this */
 
 #define VGPU_NAME_MAX	     64	 /* vGPU names, including the NUL */
 #define VGPU_MESSAGE_MAX     256 /* human-readable error text, with NUL */
@@ -175,6 +175,11 @@ enum vgpu_opcode {
 	 * a3 = shared memory bytes, a4 = data offset of the parameter
 	 * buffer laid out as struct vgpu_kernel_info says, a5 = its bytes */
 	VGPU_OP_LAUNCH = 24,
+	/* handle = library, a0 = data offset of a NUL-terminated name of a
+	 * __device__/__constant__ variable, a1 = bytes; -> r0 = its device
+	 * address, r1 = its size. While the library stays loaded, copies and
+	 * memsets of this client may touch [r0, r0 + r1) (minor version 1) */
+	VGPU_OP_LIBRARY_GET_GLOBAL = 25,
 
 	/* streams: stream handle 0 is the client's default stream */
 	VGPU_OP_STREAM_CREATE = 30, /* -> r0 = stream handle */
