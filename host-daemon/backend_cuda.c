@@ -1021,6 +1021,30 @@ static int cuda_library_get_kernel(struct backend *b, struct backend_library *l,
 }
 
 /*
+ * A module-scope variable of l in this vGPU's context (cuLibraryGetGlobal
+ * answers for the current context: the green context, made current by
+ * thread_attach). The driver allocated it itself, outside the VA window;
+ * the copy entry points reach it like any device address of the context.
+ */
+static int cuda_library_get_global(struct backend *b, struct backend_library *l,
+				   const char *name, uint64_t *dptr,
+				   uint64_t *bytes)
+{
+	CUdeviceptr p = 0;
+	size_t n = 0;
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuLibraryGetGlobal(&p, &n, l->lib, name);
+	api_unlock(b);
+	if (rc)
+		return rc;
+	*dptr = (uint64_t)p;
+	*bytes = (uint64_t)n;
+	return CUDA_SUCCESS;
+}
+
+/*
  * cuda.h (cuLaunchKernel): a CUkernel from cuLibraryGetKernel may be
  * passed cast to CUfunction; the context is taken from the stream, which
  * is always one of the green context's.
@@ -1196,6 +1220,7 @@ const struct backend_ops backend_cuda_ops = {
 	.library_load = cuda_library_load,
 	.library_unload = cuda_library_unload,
 	.library_get_kernel = cuda_library_get_kernel,
+	.library_get_global = cuda_library_get_global,
 	.launch = cuda_launch,
 	.stream_create = cuda_stream_create,
 	.stream_destroy = cuda_stream_destroy,

@@ -15,7 +15,9 @@
  * Device memory is the vGPU's VA window itself, reserved PROT_NONE at
  * exactly va_base and made read-write granule by granule, so a device
  * pointer is a host pointer here. Kernels are the C twins in kernels/,
- * found by name; execution is in sim_exec.c.
+ * found by name; execution is in sim_exec.c. Module-scope variables
+ * (kernels/sim_globals.c) get zeroed host storage per loaded library,
+ * outside the window, as the driver puts them outside it on a GPU.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,13 +50,23 @@ struct sim_settings {
 struct backend_kernel {
 	struct backend_kernel *next;
 	const struct sim_kernel_desc *desc;
+	const struct backend_library *library; /* its own */
+};
+
+/* The storage of one module-scope variable of a loaded library. */
+struct sim_lib_global {
+	const struct sim_global_desc *desc;
+	void *mem; /* desc->bytes, zeroed at load, 256-byte aligned */
 };
 
 struct backend_library {
 	struct backend_library *next, *prev;
 	unsigned char *image;
 	size_t len;
+	int by_twin_name; /* names unreadable: see sim_names_unreadable() */
 	struct backend_kernel *kernels;
+	struct sim_lib_global *globals; /* fixed from load to unload */
+	uint32_t nglobals;
 };
 
 struct backend {
@@ -364,6 +376,11 @@ fail:
 
 static void sim_library_free(struct backend_library *l)
 {
+	uint32_t i;
+
+	for (i = 0; i < l->nglobals; i++)
+		free(l->globals[i].mem);
+	free(l->globals);
 	while (l->kernels) {
 		struct backend_kernel *k = l->kernels;
 
@@ -600,13 +617,30 @@ static int ident_char(unsigned char c)
 	       (c >= '0' && c <= '9') || c == '_' || c == '$';
 }
 
+/* What may follow a kernel's name: NUL (an ELF string table) or '(' (a
+ * PTX .entry). */
+static int kernel_name_end(unsigned char c)
+{
+	return c == '\0' || c == '(';
+}
+
+/* What may follow a variable's name: NUL (an ELF string table), or in PTX
+ * '[' (an array), ';' or white space (".global .align 4 .f32 cscale;",
+ * "... .u32 x = 1;"). */
+static int global_name_end(unsigned char c)
+{
+	return c == '\0' || c == '[' || c == ';' || c == ' ' || c == '\t' ||
+	       c == '\n' || c == '\r';
+}
+
 /*
- * Does the image hold the kernel called name? It does when name appears
- * as a whole word ending in NUL (an ELF string table) or '(' (a PTX
- * .entry), so a cubin or PTX without the kernel does not "contain" it.
+ * Does the image hold name? It does when name appears as a whole word
+ * (after a character that cannot be part of an identifier) followed by a
+ * character end() accepts, so a cubin or PTX without the kernel or
+ * variable does not "contain" it.
  */
 static int image_has_name(const unsigned char *image, size_t len,
-			  const char *name)
+			  const char *name, int (*end_ok)(unsigned char))
 {
 	size_t n = strlen(name);
 	const unsigned char *p = image, *end = image + len;
@@ -619,12 +653,146 @@ static int image_has_name(const unsigned char *image, size_t len,
 
 		if (!hit || (size_t)(end - hit) <= n)
 			return 0;
-		if ((hit[n] == '\0' || hit[n] == '(') &&
-		    (hit == image || !ident_char(hit[-1])))
+		if (end_ok(hit[n]) && (hit == image || !ident_char(hit[-1])))
 			return 1;
 		p = hit + 1;
 	}
 	return 0;
+}
+
+#define SIM_FATBIN_MAGIC	 0xba55ed50u
+#define SIM_FATBIN_HEADER	 16u /* magic, version, header size, size */
+#define SIM_FATBIN_ENTRY_MIN	 48u /* an entry header up to its flags */
+#define SIM_FATBIN_FLAG_COMPRESS 0x2000ull
+
+static uint16_t get16(const unsigned char *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/*
+ * Does any entry of a fatbin say its payload is compressed? A fatbin is a
+ * 16-byte header (magic, version, header size, payload size) and entries,
+ * each with a header holding its own size at 4, its payload size at 8 and
+ * its flags at 40. Anything that does not parse ends the walk.
+ */
+static int fatbin_compressed(const unsigned char *img, size_t len)
+{
+	uint64_t off, end, hsize, psize;
+
+	off = get16(img + 6);
+	end = get64(img + 8);
+	if (off < SIM_FATBIN_HEADER || off > len || end > len - off)
+		return 0;
+	end += off;
+	while (end - off >= SIM_FATBIN_ENTRY_MIN) {
+		hsize = get32(img + off + 4);
+		psize = get64(img + off + 8);
+		if (hsize < SIM_FATBIN_ENTRY_MIN || hsize > end - off)
+			return 0;
+		if (get64(img + off + 40) & SIM_FATBIN_FLAG_COMPRESS)
+			return 1;
+		if (psize > end - off - hsize)
+			return 0;
+		off += hsize + psize;
+	}
+	return 0;
+}
+
+/*
+ * The simulator cannot decompress NVIDIA's fatbin format, so it cannot
+ * read the names in a compressed fatbin. For such an image (a fatbin that
+ * says it is compressed, or one in which no twin's kernel name can be
+ * found) kernels and module variables are found by their twin's name
+ * alone: the names come from the program's own registration calls
+ * (__cudaRegisterFunction / __cudaRegisterVar through the guest library),
+ * so they name what the program was built with.
+ */
+static int sim_names_unreadable(const unsigned char *img, size_t len)
+{
+	const struct sim_kernel_desc *k;
+
+	if (len < SIM_FATBIN_HEADER || get32(img) != SIM_FATBIN_MAGIC)
+		return 0;
+	if (fatbin_compressed(img, len))
+		return 1;
+	for (k = sim_kernels; k->name; k++)
+		if (image_has_name(img, len, k->name, kernel_name_end))
+			return 0;
+	return 1;
+}
+
+/* Zeroed storage for every module variable of sim_globals[] that l holds. */
+static int sim_library_globals(struct backend_library *l)
+{
+	const struct sim_global_desc *g;
+	struct sim_lib_global *lg;
+	size_t n = 0, size;
+
+	for (g = sim_globals; g->name; g++)
+		n++;
+	if (!n)
+		return CUDA_SUCCESS;
+	l->globals = calloc(n, sizeof(*l->globals));
+	if (!l->globals)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (g = sim_globals; g->name; g++) {
+		if (!g->bytes || (!l->by_twin_name &&
+				  !image_has_name(l->image, l->len, g->name,
+						  global_name_end)))
+			continue;
+		lg = &l->globals[l->nglobals];
+		size = ((size_t)g->bytes + 255) & ~(size_t)255;
+		lg->mem = aligned_alloc(256, size);
+		if (!lg->mem)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memset(lg->mem, 0, size);
+		lg->desc = g;
+		l->nglobals++;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* The storage of l's variable called name, or NULL. */
+static struct sim_lib_global *
+sim_library_global(const struct backend_library *l, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->nglobals; i++)
+		if (strcmp(l->globals[i].desc->name, name) == 0)
+			return &l->globals[i];
+	return NULL;
+}
+
+/* sim_block.global: what a twin calls to reach a module variable. */
+static void *sim_block_global(const struct sim_block *blk, const char *name)
+{
+	const struct sim_lib_global *g;
+
+	if (!blk->library || !name)
+		return NULL;
+	g = sim_library_global(blk->library, name);
+	return g ? g->mem : NULL;
 }
 
 static int sim_library_load(struct backend *b, const void *image, size_t len,
@@ -641,6 +809,11 @@ static int sim_library_load(struct backend *b, const void *image, size_t len,
 	}
 	memcpy(l->image, image, len);
 	l->len = len;
+	l->by_twin_name = sim_names_unreadable(l->image, len);
+	if (sim_library_globals(l) != CUDA_SUCCESS) {
+		sim_library_free(l);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	pthread_mutex_lock(&b->lock);
 	l->next = b->libs;
 	if (b->libs)
@@ -674,7 +847,8 @@ static int sim_library_get_kernel(struct backend *b, struct backend_library *l,
 	struct backend_kernel *k;
 	int rc = CUDA_SUCCESS;
 
-	if (!desc || !image_has_name(l->image, l->len, name))
+	if (!desc || (!l->by_twin_name &&
+		      !image_has_name(l->image, l->len, name, kernel_name_end)))
 		return CUDA_ERROR_NOT_FOUND;
 	pthread_mutex_lock(&b->lock);
 	for (k = l->kernels; k && k->desc != desc; k = k->next)
@@ -683,6 +857,7 @@ static int sim_library_get_kernel(struct backend *b, struct backend_library *l,
 		k = calloc(1, sizeof(*k));
 		if (k) {
 			k->desc = desc;
+			k->library = l;
 			k->next = l->kernels;
 			l->kernels = k;
 		} else {
@@ -698,12 +873,27 @@ static int sim_library_get_kernel(struct backend *b, struct backend_library *l,
 	return CUDA_SUCCESS;
 }
 
+static int sim_library_get_global(struct backend *b, struct backend_library *l,
+				  const char *name, uint64_t *dptr,
+				  uint64_t *bytes)
+{
+	const struct sim_lib_global *g = sim_library_global(l, name);
+
+	if (!g)
+		return CUDA_ERROR_NOT_FOUND;
+	*dptr = (uint64_t)(uintptr_t)g->mem;
+	*bytes = g->desc->bytes;
+	return CUDA_SUCCESS;
+}
+
 static int sim_launch_op(struct backend *b, struct backend_kernel *k,
 			 const uint32_t grid[3], const uint32_t block[3],
 			 uint32_t shared_bytes, struct backend_stream *s,
 			 void **params)
 {
-	return sim_launch(b->x, s, k->desc, grid, block, shared_bytes, params);
+	const struct sim_code code = {k->desc, sim_block_global, k->library};
+
+	return sim_launch(b->x, s, &code, grid, block, shared_bytes, params);
 }
 
 /* ---- streams and events ------------------------------------------------ */
@@ -785,6 +975,7 @@ const struct backend_ops backend_sim_ops = {
 	.library_load = sim_library_load,
 	.library_unload = sim_library_unload,
 	.library_get_kernel = sim_library_get_kernel,
+	.library_get_global = sim_library_get_global,
 	.launch = sim_launch_op,
 	.stream_create = sim_stream_create_op,
 	.stream_destroy = sim_stream_destroy_op,

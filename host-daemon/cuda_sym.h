@@ -55,6 +55,7 @@
 	X(cuLibraryLoadData, "cuLibraryLoadData")                              \
 	X(cuLibraryUnload, "cuLibraryUnload")                                  \
 	X(cuLibraryGetKernel, "cuLibraryGetKernel")                            \
+	X(cuLibraryGetGlobal, "cuLibraryGetGlobal")                            \
 	X(cuKernelGetParamInfo, "cuKernelGetParamInfo")                        \
 	X(cuLaunchKernel, "cuLaunchKernel")                                    \
 	X(cuStreamDestroy_v2, "cuStreamDestroy")                               \

@@ -63,7 +63,7 @@ struct sim_grid {
 	struct sim_item item;  /* SIM_ITEM_LAUNCH, u.grid = this grid */
 	struct sim_grid *next; /* in the pool's list while listed */
 	int listed;
-	const struct sim_kernel_desc *k;
+	struct sim_code code;
 	void *params[SIM_MAX_PARAMS];
 	struct sim_dim3 grid_dim, block_dim;
 	uint64_t total;
@@ -127,6 +127,12 @@ static int stop_requested(struct sim_exec *x)
 
 /* ---- the SM pool ---------------------------------------------------- */
 
+/* sim_block.global of a grid whose library has no module variables. */
+static void *no_global(const struct sim_block *blk, const char *name)
+{
+	return NULL;
+}
+
 static void run_block(struct sim_sm *sm, struct sim_grid *g, uint64_t idx)
 {
 	struct sim_block blk;
@@ -139,7 +145,9 @@ static void run_block(struct sim_sm *sm, struct sim_grid *g, uint64_t idx)
 	blk.grid_dim = g->grid_dim;
 	blk.smid = sm->smid;
 	blk.stop = &sm->x->stop;
-	g->k->fn(&blk, g->params);
+	blk.global = g->code.global;
+	blk.library = g->code.library;
+	g->code.k->fn(&blk, g->params);
 }
 
 static void grid_unlist(struct sim_exec *x, struct sim_grid *g)
@@ -707,9 +715,10 @@ static int launch_dims_ok(const uint32_t grid[3], const uint32_t block[3],
 }
 
 int sim_launch(struct sim_exec *x, struct backend_stream *s,
-	       const struct sim_kernel_desc *k, const uint32_t grid[3],
+	       const struct sim_code *code, const uint32_t grid[3],
 	       const uint32_t block[3], uint32_t shared_bytes, void **params)
 {
+	const struct sim_kernel_desc *k = code->k;
 	struct vgpu_kernel_info layout;
 	struct sim_grid *g;
 	struct sim_item *it;
@@ -732,7 +741,9 @@ int sim_launch(struct sim_exec *x, struct backend_stream *s,
 		g->params[i] = g->buf + layout.params[i].offset;
 		memcpy(g->params[i], params[i], layout.params[i].size);
 	}
-	g->k = k;
+	g->code = *code;
+	if (!g->code.global)
+		g->code.global = no_global;
 	g->grid_dim = (struct sim_dim3){grid[0], grid[1], grid[2]};
 	g->block_dim = (struct sim_dim3){block[0], block[1], block[2]};
 	g->total = (uint64_t)grid[0] * grid[1] * grid[2];

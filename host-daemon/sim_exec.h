@@ -57,9 +57,21 @@ int sim_copy(struct sim_exec *x, struct backend_stream *s, void *dst,
 	     const void *src, size_t n, int wait);
 int sim_memset(struct sim_exec *x, struct backend_stream *s, void *dst,
 	       uint32_t value, uint32_t elem_size, size_t count);
-/* Queue a grid of kernel k; the parameters are copied before returning. */
+/*
+ * What a grid runs: the twin, and how its blocks find the module-scope
+ * variables of the library it came from (copied into sim_block.global and
+ * sim_block.library; global may be NULL when there are none). The library
+ * must outlive the grid: the worker synchronises before it unloads one.
+ */
+struct sim_code {
+	const struct sim_kernel_desc *k;
+	void *(*global)(const struct sim_block *blk, const char *name);
+	const void *library;
+};
+
+/* Queue a grid of code->k; the parameters are copied before returning. */
 int sim_launch(struct sim_exec *x, struct backend_stream *s,
-	       const struct sim_kernel_desc *k, const uint32_t grid[3],
+	       const struct sim_code *code, const uint32_t grid[3],
 	       const uint32_t block[3], uint32_t shared_bytes, void **params);
 
 /* The parameter layout of a twin: natural alignment, min(size, 8). */

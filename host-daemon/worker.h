@@ -121,7 +121,8 @@ struct worker_op {
 		uint8_t *out;		    /* GET_DEVICE_INFO */
 		uint32_t event_flags;	    /* EVENT_CREATE */
 		struct worker_event *event; /* EVENT_*, STREAM_WAIT_EVENT */
-		struct worker_library *lib; /* LIBRARY_UNLOAD */
+		struct worker_library *lib; /* LIBRARY_UNLOAD, _GET_GLOBAL
+					       (name in session->name) */
 		struct {
 			uint64_t dev;
 			uint8_t *host; /* inside the data area */
@@ -157,7 +158,8 @@ struct worker_op {
 /*
  * Check one descriptor (already copied out of the ring) and turn it into
  * the trusted form: handles resolved, ranges checked against this
- * client's allocations and the private data size, names and parameters
+ * client's allocations (or the module-scope variables of its loaded
+ * libraries) and the private data size, names and parameters
  * copied out of the shared data area. Returns CUDA_SUCCESS or the
  * CUresult for the client, with *why naming the problem.
  */

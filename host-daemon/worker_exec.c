@@ -6,7 +6,8 @@
  * (already copied out of the ring by the caller) and either rejects it with
  * the CUresult CUDA itself would give, or produces a struct worker_op in
  * which every handle is resolved to this client's object, every device
- * range lies inside one live allocation of this client, every data-area
+ * range lies inside one live allocation of this client or inside one
+ * module-scope variable of a library it has loaded, every data-area
  * range lies inside the private copy of the data size, and names and
  * kernel parameters have been copied out of the shared data area.
  * worker_execute() trusts that form and only calls the backend.
@@ -123,7 +124,13 @@ static inline int data_ok(const struct worker_session *s, uint64_t off,
 	return ring_range_ok(off, len, s->data_size);
 }
 
-/* 0 when [addr, addr + len) lies in one live allocation of this client. */
+/*
+ * 0 when [addr, addr + len) lies in one live allocation of this client or,
+ * failing that, in one module-scope variable (LIBRARY_GET_GLOBAL) of a
+ * library it has loaded: those live outside the VA window, where the
+ * driver put them. The allocation check comes first: it is the common case
+ * and stays as cheap as before.
+ */
 static int mem_ok(struct worker_session *s, uint64_t addr, uint64_t len)
 {
 	int rc;
@@ -131,6 +138,9 @@ static int mem_ok(struct worker_session *s, uint64_t addr, uint64_t len)
 	pthread_rwlock_rdlock(&s->w->mem_lock);
 	rc = suballoc_lookup(&s->w->mem, addr, len, s->owner, NULL, NULL);
 	pthread_rwlock_unlock(&s->w->mem_lock);
+	if (rc && s->h.globals.n &&
+	    worker_globals_contain(&s->h.globals, addr, len))
+		rc = 0;
 	return rc;
 }
 
@@ -201,28 +211,43 @@ static int validate_launch(struct worker_session *s, const struct vgpu_sqe *q,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * The name of a kernel or module variable: a0 = its data offset, a1 =
+ * bytes. Copied into session->name first (the client may rewrite the data
+ * area meanwhile), then checked: a NUL within a1 bytes, not empty.
+ */
+static int copy_name(struct worker_session *s, const struct vgpu_sqe *q,
+		     const char **why)
+{
+	if (!q->a[1] || q->a[1] > VGPU_KERNEL_NAME_MAX)
+		return reject(why, "name length 0 or too long",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (!data_ok(s, q->a[0], q->a[1]))
+		return reject(why, "name outside the data area",
+			      CUDA_ERROR_INVALID_VALUE);
+	memcpy(s->name, s->data + q->a[0], q->a[1]);
+	if (!memchr(s->name, 0, q->a[1]))
+		return reject(why, "name not NUL-terminated",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (!s->name[0])
+		return reject(why, "empty name", CUDA_ERROR_INVALID_VALUE);
+	return CUDA_SUCCESS;
+}
+
 static int validate_get_kernel(struct worker_session *s,
 			       const struct vgpu_sqe *q, struct worker_op *op,
 			       const char **why)
 {
+	int rc;
+
 	op->get_kernel.lib = handle_table_get(&s->h.libraries, q->handle);
 	if (!op->get_kernel.lib)
 		return reject(why, "unknown library handle",
 			      CUDA_ERROR_INVALID_HANDLE);
 	op->handle = q->handle;
-	if (!q->a[1] || q->a[1] > VGPU_KERNEL_NAME_MAX)
-		return reject(why, "kernel name length 0 or too long",
-			      CUDA_ERROR_INVALID_VALUE);
-	if (!data_ok(s, q->a[0], q->a[1]))
-		return reject(why, "kernel name outside the data area",
-			      CUDA_ERROR_INVALID_VALUE);
-	memcpy(s->name, s->data + q->a[0], q->a[1]);
-	if (!memchr(s->name, 0, q->a[1]))
-		return reject(why, "kernel name not NUL-terminated",
-			      CUDA_ERROR_INVALID_VALUE);
-	if (!s->name[0])
-		return reject(why, "empty kernel name",
-			      CUDA_ERROR_INVALID_VALUE);
+	rc = copy_name(s, q, why);
+	if (rc)
+		return rc;
 	if (q->a[3] < sizeof(struct vgpu_kernel_info) ||
 	    !data_ok(s, q->a[2], sizeof(struct vgpu_kernel_info)))
 		return reject(why,
@@ -258,7 +283,7 @@ static int validate_memset(struct worker_session *s, const struct vgpu_sqe *q,
 	if (q->a[2] && mem_ok(s, q->a[0], q->a[2] * elem))
 		return reject(why,
 			      "memset range not inside one allocation "
-			      "of this client",
+			      "or module variable of this client",
 			      CUDA_ERROR_INVALID_VALUE);
 	op->memset.dst = q->a[0];
 	op->memset.value = (uint32_t)q->a[1];
@@ -332,7 +357,8 @@ int worker_validate(struct worker_session *s, const struct vgpu_sqe *q,
 		if (q->a[2] && mem_ok(s, q->a[0], q->a[2]))
 			return reject(why,
 				      "device range not inside one "
-				      "allocation of this client",
+				      "allocation or module variable of "
+				      "this client",
 				      CUDA_ERROR_INVALID_VALUE);
 		op->copy.dev = q->a[0];
 		op->copy.host = s->data + q->a[1];
@@ -348,7 +374,8 @@ int worker_validate(struct worker_session *s, const struct vgpu_sqe *q,
 				mem_ok(s, q->a[1], q->a[2])))
 			return reject(why,
 				      "device range not inside one "
-				      "allocation of this client",
+				      "allocation or module variable of "
+				      "this client",
 				      CUDA_ERROR_INVALID_VALUE);
 		op->dtod.dst = q->a[0];
 		op->dtod.src = q->a[1];
@@ -399,6 +426,14 @@ int worker_validate(struct worker_session *s, const struct vgpu_sqe *q,
 
 	case VGPU_OP_LIBRARY_GET_KERNEL:
 		return validate_get_kernel(s, q, op, why);
+
+	case VGPU_OP_LIBRARY_GET_GLOBAL:
+		op->lib = handle_table_get(&s->h.libraries, q->handle);
+		if (!op->lib)
+			return reject(why, "unknown library handle",
+				      CUDA_ERROR_INVALID_HANDLE);
+		op->handle = q->handle;
+		return copy_name(s, q, why);
 
 	case VGPU_OP_LAUNCH:
 		return validate_launch(s, q, op, why);
@@ -634,6 +669,7 @@ static int exec_library_unload(struct worker_session *s,
 	if (rc && worker_error_is_fatal(rc))
 		return rc;
 	drop_kernels(s, op->handle);
+	worker_globals_drop(&s->h.globals, op->handle);
 	handle_table_remove(&s->h.libraries, op->handle);
 	w->ops->library_unload(w->be, op->lib->bl);
 	free(op->lib);
@@ -696,6 +732,42 @@ static int exec_get_kernel(struct worker_session *s, const struct worker_op *op,
 found:
 	memcpy(op->get_kernel.out, &k->info, sizeof(k->info));
 	r[0] = h;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * A module-scope variable: its address and size for the client, and the
+ * range recorded so that this client's copies may reach it until the
+ * library is unloaded.
+ */
+static int exec_get_global(struct worker_session *s, const struct worker_op *op,
+			   uint64_t *r)
+{
+	struct worker *w = s->w;
+	uint64_t addr = 0, bytes = 0;
+	int rc;
+
+	if (!w->ops->library_get_global)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	rc = w->ops->library_get_global(w->be, op->lib->bl, s->name, &addr,
+					&bytes);
+	if (rc)
+		return worker_check(w, rc, "library_get_global");
+	if (bytes) {
+		rc = worker_globals_add(&s->h.globals, op->handle, addr, bytes);
+		if (rc == -EINVAL) {
+			worker_log(w,
+				   "module variable %s: range 0x%llx + %llu "
+				   "wraps around",
+				   s->name, (unsigned long long)addr,
+				   (unsigned long long)bytes);
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+		if (rc)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	r[0] = addr;
+	r[1] = bytes;
 	return CUDA_SUCCESS;
 }
 
@@ -839,6 +911,8 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 		return exec_library_unload(s, op);
 	case VGPU_OP_LIBRARY_GET_KERNEL:
 		return exec_get_kernel(s, op, r);
+	case VGPU_OP_LIBRARY_GET_GLOBAL:
+		return exec_get_global(s, op, r);
 	case VGPU_OP_LAUNCH:
 		return exec_launch(s, op);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Handle tables (see worker_handles.h for the numbering scheme).
+ * Handle tables (see worker_handles.h for the numbering scheme) and the
+ * per-client list of module-scope variable ranges.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -135,12 +136,68 @@ void *handle_table_next(const struct handle_table *t, uint32_t *pos,
 	return NULL;
 }
 
+/* ---- module-scope variables ------------------------------------------ */
+
+int worker_globals_add(struct worker_globals *g, uint32_t library,
+		       uint64_t addr, uint64_t bytes)
+{
+	struct worker_global *v;
+	uint32_t i, ncap;
+
+	if (!bytes || addr + bytes < addr)
+		return -EINVAL;
+	for (i = 0; i < g->n; i++)
+		if (g->v[i].library == library && g->v[i].addr == addr &&
+		    g->v[i].bytes == bytes)
+			return 0;
+	if (g->n >= WORKER_MAX_GLOBALS)
+		return -ENOSPC;
+	if (g->n == g->cap) {
+		ncap = g->cap ? g->cap * 2 : 8;
+		if (ncap > WORKER_MAX_GLOBALS)
+			ncap = WORKER_MAX_GLOBALS;
+		v = realloc(g->v, ncap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		g->v = v;
+		g->cap = ncap;
+	}
+	g->v[g->n++] = (struct worker_global){addr, bytes, library};
+	return 0;
+}
+
+void worker_globals_drop(struct worker_globals *g, uint32_t library)
+{
+	uint32_t i, kept = 0;
+
+	for (i = 0; i < g->n; i++)
+		if (g->v[i].library != library)
+			g->v[kept++] = g->v[i];
+	g->n = kept;
+}
+
+int worker_globals_contain(const struct worker_globals *g, uint64_t addr,
+			   uint64_t len)
+{
+	const struct worker_global *v;
+	uint32_t i;
+
+	for (i = 0; i < g->n; i++) {
+		v = &g->v[i];
+		if (addr >= v->addr && len <= v->bytes &&
+		    addr - v->addr <= v->bytes - len)
+			return 1;
+	}
+	return 0;
+}
+
 void worker_handles_init(struct worker_handles *h)
 {
 	handle_table_init(&h->streams, WORKER_MAX_STREAMS);
 	handle_table_init(&h->events, HANDLE_MAX_SLOTS);
 	handle_table_init(&h->libraries, WORKER_MAX_LIBRARIES);
 	handle_table_init(&h->kernels, HANDLE_MAX_SLOTS);
+	memset(&h->globals, 0, sizeof(h->globals));
 }
 
 void worker_handles_fini(struct worker_handles *h)
@@ -149,4 +206,6 @@ void worker_handles_fini(struct worker_handles *h)
 	handle_table_fini(&h->events);
 	handle_table_fini(&h->libraries);
 	handle_table_fini(&h->kernels);
+	free(h->globals.v);
+	memset(&h->globals, 0, sizeof(h->globals));
 }

@@ -90,9 +90,40 @@ struct worker_kernel {
 	void *params[VGPU_MAX_PARAMS];
 };
 
+/*
+ * Module-scope variables (__device__, __constant__) a client has asked for
+ * with LIBRARY_GET_GLOBAL: device ranges outside the VA window that its
+ * copies and memsets may touch while their library stays loaded. A program
+ * has few, so a plain array; it is searched only for a device range that
+ * lies in none of the client's allocations.
+ */
+#define WORKER_MAX_GLOBALS 4096u /* per client */
+
+struct worker_global {
+	uint64_t addr, bytes; /* bytes > 0, addr + bytes does not wrap */
+	uint32_t library;     /* handle of the library it belongs to */
+};
+
+struct worker_globals {
+	struct worker_global *v;
+	uint32_t n, cap;
+};
+
+/* Record [addr, addr + bytes) for library; asking again for the same range
+ * records nothing new. 0, -EINVAL (empty or wrapping range), -ENOSPC
+ * (WORKER_MAX_GLOBALS) or -ENOMEM. */
+int worker_globals_add(struct worker_globals *g, uint32_t library,
+		       uint64_t addr, uint64_t bytes);
+/* Forget every range of library (it is being unloaded). */
+void worker_globals_drop(struct worker_globals *g, uint32_t library);
+/* 1 when [addr, addr + len) lies inside one recorded range, else 0. */
+int worker_globals_contain(const struct worker_globals *g, uint64_t addr,
+			   uint64_t len);
+
 /* One client's tables. */
 struct worker_handles {
 	struct handle_table streams, events, libraries, kernels;
+	struct worker_globals globals;
 };
 
 void worker_handles_init(struct worker_handles *h);

@@ -595,6 +595,202 @@ static void sim_get_kernel_needs_the_name_in_the_image(void **state)
 	/* l3 is left loaded: close frees it */
 }
 
+/* ---- module-scope variables ------------------------------------------- */
+
+/* Run readGlobal from l: the 4 floats it reads from vgpuTestGlobal. */
+static void read_global(struct fixture *f, struct backend_library *l,
+			float out[4])
+{
+	struct backend_kernel *k;
+	uint64_t d = dalloc(f, 4 * sizeof(float));
+	void *params[1] = {&d};
+
+	assert_int_equal(
+		ops->library_get_kernel(f->b, l, "readGlobal", &k, NULL), 0);
+	launch1d(f, k, NULL, 1, 32, params);
+	assert_int_equal(ops->memcpy_dtoh(f->b, NULL, out, d, 16), 0);
+}
+
+static void sim_module_variable_is_zeroed_and_read_by_its_twin(void **state)
+{
+	struct fixture *f = *state;
+	static const char ptx[] =
+		"// ptx\n.global .align 4 .b8 vgpuTestGlobal[16];\n"
+		".visible .entry readGlobal(\n";
+	const float in[4] = {1.5f, -2.0f, 3.25f, 4.0f};
+	struct backend_library *l, *l2, *l3;
+	uint64_t dptr, dptr2, bytes;
+	float out[4];
+	size_t len;
+	void *img;
+	int i;
+
+	assert_int_equal(ops->library_load(f->b, ptx, sizeof(ptx), &l), 0);
+	assert_int_equal(ops->library_get_global(f->b, l, "vgpuTestGlobal",
+						 &dptr, &bytes),
+			 0);
+	assert_int_equal(bytes, 16);
+	assert_int_equal(dptr % 256, 0);
+	assert_true(dptr + bytes <= TEST_VA_BASE ||
+		    dptr >= TEST_VA_BASE + TEST_VA_SIZE);
+	for (i = 0; i < 16; i++)
+		assert_int_equal(((const unsigned char *)(uintptr_t)dptr)[i],
+				 0);
+	assert_int_equal(ops->library_get_global(f->b, l, "vgpuTestGlob",
+						 &dptr2, &bytes),
+			 CUDA_ERROR_NOT_FOUND);
+	assert_int_equal(ops->library_get_global(f->b, l, "noSuchVariable",
+						 &dptr2, &bytes),
+			 CUDA_ERROR_NOT_FOUND);
+
+	/* the program writes it, the twin reads it */
+	assert_int_equal(ops->memcpy_htod(f->b, NULL, dptr, in, sizeof(in)), 0);
+	read_global(f, l, out);
+	assert_memory_equal(out, in, sizeof(in));
+
+	/* each library has its own, zeroed */
+	assert_int_equal(ops->library_load(f->b, ptx, sizeof(ptx), &l2), 0);
+	assert_int_equal(ops->library_get_global(f->b, l2, "vgpuTestGlobal",
+						 &dptr2, &bytes),
+			 0);
+	assert_true(dptr2 != dptr);
+	read_global(f, l2, out);
+	for (i = 0; i < 4; i++)
+		assert_true(out[i] == 0.0f);
+	ops->library_unload(f->b, l2);
+
+	/* the real cubin: the name ends in NUL in its string table */
+	img = load_file("read_global.cubin", &len);
+	assert_int_equal(ops->library_load(f->b, img, len, &l3), 0);
+	free(img);
+	assert_int_equal(ops->library_get_global(f->b, l3, "vgpuTestGlobal",
+						 &dptr2, &bytes),
+			 0);
+	assert_int_equal(bytes, 16);
+	assert_int_equal(ops->memcpy_htod(f->b, NULL, dptr2, in, 8), 0);
+	read_global(f, l3, out);
+	assert_true(out[0] == in[0] && out[1] == in[1] && out[2] == 0.0f);
+	ops->library_unload(f->b, l3);
+	ops->library_unload(f->b, l);
+}
+
+static void sim_module_variable_needs_its_name_in_the_image(void **state)
+{
+	struct fixture *f = *state;
+	static const char *const images[] = {
+		"// ptx\n.global .align 4 .b8 vgpuTestGlobals[16];\n",
+		"// ptx\n.global .align 4 .b8 xvgpuTestGlobal[16];\n",
+		"// ptx\n.global .align 4 .b8 vgpuTestGlobal_2;\n",
+		"// ptx\n.visible .entry vecAdd(\n",
+	};
+	static const char *const ok[] = {
+		"\0vgpuTestGlobal\0", /* an ELF string table */
+		".global .f32 vgpuTestGlobal;",
+		".global .u32 vgpuTestGlobal = 1;",
+		".const .align 4 .b8 vgpuTestGlobal\t[16];",
+	};
+	struct backend_library *l;
+	uint64_t dptr, bytes;
+	size_t i;
+
+	for (i = 0; i < sizeof(images) / sizeof(images[0]); i++) {
+		assert_int_equal(ops->library_load(f->b, images[i],
+						   strlen(images[i]) + 1, &l),
+				 0);
+		assert_int_equal(ops->library_get_global(f->b, l,
+							 "vgpuTestGlobal",
+							 &dptr, &bytes),
+				 CUDA_ERROR_NOT_FOUND);
+		ops->library_unload(f->b, l);
+	}
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		size_t n = i == 0 ? 16 : strlen(ok[i]);
+
+		assert_int_equal(ops->library_load(f->b, ok[i], n, &l), 0);
+		assert_int_equal(ops->library_get_global(f->b, l,
+							 "vgpuTestGlobal",
+							 &dptr, &bytes),
+				 0);
+		assert_int_equal(bytes, 16);
+		ops->library_unload(f->b, l);
+	}
+}
+
+/* A fatbin of one entry: 16-byte header, 64-byte entry header with flags
+ * at 40, then the payload. */
+static size_t make_fatbin(unsigned char *buf, uint64_t flags,
+			  const void *payload, uint64_t n)
+{
+	const uint32_t magic = 0xba55ed50u, ehsize = 64;
+	const uint16_t version = 1, hsize = 16, kind = 2;
+	const uint64_t fsize = ehsize + n;
+
+	memset(buf, 0, 16 + fsize);
+	memcpy(buf, &magic, 4);
+	memcpy(buf + 4, &version, 2);
+	memcpy(buf + 6, &hsize, 2);
+	memcpy(buf + 8, &fsize, 8);
+	memcpy(buf + 16, &kind, 2);
+	memcpy(buf + 16 + 4, &ehsize, 4);
+	memcpy(buf + 16 + 8, &n, 8);
+	memcpy(buf + 16 + 40, &flags, 8);
+	memcpy(buf + 16 + ehsize, payload, n);
+	return 16 + fsize;
+}
+
+static void sim_compressed_fatbin_finds_twins_by_name(void **state)
+{
+	struct fixture *f = *state;
+	static const unsigned char junk[32] = {0x13, 0x37, 0xfe, 0x01};
+	static const char named[] = "\0vecAdd\0";
+	const float in[4] = {7, 8, 9, 10};
+	unsigned char buf[256];
+	struct backend_library *l;
+	struct backend_kernel *k;
+	uint64_t dptr, bytes;
+	float out[4];
+	size_t n;
+
+	/* compressed: names by the twin table alone */
+	n = make_fatbin(buf, 0x2000, junk, sizeof(junk));
+	assert_int_equal(ops->library_load(f->b, buf, n, &l), 0);
+	assert_int_equal(ops->library_get_global(f->b, l, "vgpuTestGlobal",
+						 &dptr, &bytes),
+			 0);
+	assert_int_equal(bytes, 16);
+	assert_int_equal(ops->library_get_kernel(f->b, l, "saxpy", &k, NULL),
+			 0);
+	assert_int_equal(
+		ops->library_get_kernel(f->b, l, "noSuchKernel", &k, NULL),
+		CUDA_ERROR_NOT_FOUND);
+	assert_int_equal(ops->library_get_global(f->b, l, "noSuchVariable",
+						 &dptr, &bytes),
+			 CUDA_ERROR_NOT_FOUND);
+	assert_int_equal(ops->memcpy_htod(f->b, NULL, dptr, in, sizeof(in)), 0);
+	read_global(f, l, out);
+	assert_memory_equal(out, in, sizeof(in));
+	ops->library_unload(f->b, l);
+
+	/* uncompressed, but no twin's name in it: the same */
+	n = make_fatbin(buf, 0, junk, sizeof(junk));
+	assert_int_equal(ops->library_load(f->b, buf, n, &l), 0);
+	assert_int_equal(ops->library_get_kernel(f->b, l, "saxpy", &k, NULL),
+			 0);
+	ops->library_unload(f->b, l);
+
+	/* uncompressed with readable names: only what it holds */
+	n = make_fatbin(buf, 0, named, sizeof(named));
+	assert_int_equal(ops->library_load(f->b, buf, n, &l), 0);
+	assert_int_equal(ops->library_get_kernel(f->b, l, "vecAdd", &k, NULL),
+			 0);
+	assert_int_equal(ops->library_get_kernel(f->b, l, "saxpy", &k, NULL),
+			 CUDA_ERROR_NOT_FOUND);
+	assert_int_equal(ops->library_get_global(f->b, l, "vgpuTestGlobal",
+						 &dptr, &bytes),
+			 CUDA_ERROR_NOT_FOUND);
+	ops->library_unload(f->b, l);
+}
+
 /* ---- streams and events ------------------------------------------------ */
 
 static void chain_ref(unsigned long long *v, int n, unsigned long long k)
@@ -977,6 +1173,9 @@ int main(void)
 		T(sim_runs_saxpy_with_a_float_parameter),
 		T(sim_compute_bound_matches_fmaf),
 		T(sim_get_kernel_needs_the_name_in_the_image),
+		T(sim_module_variable_is_zeroed_and_read_by_its_twin),
+		T(sim_module_variable_needs_its_name_in_the_image),
+		T(sim_compressed_fatbin_finds_twins_by_name),
 		T(sim_streams_and_events_keep_order),
 		T(sim_queries_are_not_ready_while_a_kernel_spins),
 		T(sim_event_elapsed_time),

@@ -49,7 +49,7 @@ struct backend_kernel {
 static struct backend_kernel k_saxpy = {"saxpy"}, k_noargs = {"noargs"};
 
 static struct {
-	int htod, dtoh, dtod, memsets, launches, syncs, maps, unmaps;
+	int htod, dtoh, dtod, memsets, launches, syncs, maps, unmaps, globals;
 	uint64_t dev, src;
 	const void *host;
 	size_t n;
@@ -170,6 +170,28 @@ static int stub_get_kernel(struct backend *b, struct backend_library *l,
 	return CUDA_ERROR_NOT_FOUND;
 }
 
+/* Module variables live outside the VA window, where the driver puts
+ * them: "gvar" (64 bytes), and "gwrap" whose range would wrap. */
+#define GVAR_ADDR  0x7f0000001000ull
+#define GVAR_BYTES 64u
+
+static int stub_get_global(struct backend *b, struct backend_library *l,
+			   const char *name, uint64_t *dptr, uint64_t *bytes)
+{
+	st.globals++;
+	if (!strcmp(name, "gvar")) {
+		*dptr = GVAR_ADDR;
+		*bytes = GVAR_BYTES;
+		return 0;
+	}
+	if (!strcmp(name, "gwrap")) {
+		*dptr = UINT64_MAX - 15;
+		*bytes = 64;
+		return 0;
+	}
+	return CUDA_ERROR_NOT_FOUND;
+}
+
 static int stub_launch(struct backend *b, struct backend_kernel *k,
 		       const uint32_t grid[3], const uint32_t block[3],
 		       uint32_t shared, struct backend_stream *s, void **params)
@@ -269,6 +291,7 @@ static const struct backend_ops stub_ops = {
 	.library_load = stub_library_load,
 	.library_unload = stub_library_unload,
 	.library_get_kernel = stub_get_kernel,
+	.library_get_global = stub_get_global,
 	.launch = stub_launch,
 	.stream_create = stub_stream_create,
 	.stream_destroy = stub_stream_destroy,
@@ -428,6 +451,29 @@ static uint32_t get_kernel(struct fx *f, uint32_t lib, const char *name)
 	assert_int_equal(run(&f->s, get_kernel_sqe(f, lib, name), r),
 			 CUDA_SUCCESS);
 	return (uint32_t)r[0];
+}
+
+static struct vgpu_sqe get_global_sqe(struct fx *f, uint32_t lib,
+				      const char *name)
+{
+	struct vgpu_sqe q = sqe(VGPU_OP_LIBRARY_GET_GLOBAL);
+
+	strcpy((char *)f->data + 8192, name);
+	q.handle = lib;
+	q.a[0] = 8192;
+	q.a[1] = strlen(name) + 1;
+	return q;
+}
+
+/* A copy of n bytes to dev (HTOD from data offset 0). */
+static int htod(struct worker_session *s, uint64_t dev, uint64_t n)
+{
+	struct vgpu_sqe q = sqe(VGPU_OP_MEMCPY_HTOD);
+
+	q.a[0] = dev;
+	q.a[1] = 0;
+	q.a[2] = n;
+	return run(s, q, NULL);
 }
 
 static struct vgpu_sqe launch_sqe(uint32_t kernel, uint32_t gx, uint32_t gy,
@@ -928,6 +974,167 @@ static void library_unload_invalidates_its_kernels(void **state)
 	fx_free(f);
 }
 
+static void get_global_checks_the_name_and_the_library(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t lib = load_library(f, "gvar");
+	struct vgpu_sqe q;
+	uint64_t r[2];
+
+	q = get_global_sqe(f, lib, "gvar");
+	q.a[1] = 4; /* "gvar" without its NUL */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[1] = 0;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[1] = VGPU_KERNEL_NAME_MAX + 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = DATA_SIZE - 3; /* runs past the data area */
+	q.a[1] = 5;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = UINT64_MAX - 1; /* offset + bytes wraps */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = get_global_sqe(f, lib, "");
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = get_global_sqe(f, lib, "gvar");
+	q.handle = lib + 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	q.handle = 0;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	assert_int_equal(st.globals, 0); /* none reached the backend */
+
+	q = get_global_sqe(f, lib, "nosuchvar");
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_NOT_FOUND);
+	assert_int_equal(f->s.h.globals.n, 0);
+	q = get_global_sqe(f, lib, "gwrap"); /* a backend bug: refused */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_NOT_SUPPORTED);
+	assert_int_equal(f->s.h.globals.n, 0);
+
+	/* a NUL early within a1 bytes is fine, as for kernel names */
+	q = get_global_sqe(f, lib, "gvar");
+	q.a[1] = 64;
+	assert_int_equal(run(&f->s, q, r), CUDA_SUCCESS);
+	assert_int_equal(r[0], GVAR_ADDR);
+	assert_int_equal(r[1], GVAR_BYTES);
+	/* asking again records nothing new */
+	assert_int_equal(run(&f->s, get_global_sqe(f, lib, "gvar"), r),
+			 CUDA_SUCCESS);
+	assert_int_equal(f->s.h.globals.n, 1);
+	fx_free(f);
+}
+
+static void copies_reach_a_module_variable_while_it_is_loaded(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t lib = load_library(f, "gvar"), lib2 = load_library(f, "gvar");
+	uint64_t p = alloc(&f->s, 4096);
+	struct vgpu_sqe q;
+
+	/* not before the client asked for it */
+	assert_int_equal(htod(&f->s, GVAR_ADDR, 4), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(run(&f->s, get_global_sqe(f, lib, "gvar"), NULL),
+			 CUDA_SUCCESS);
+
+	assert_int_equal(htod(&f->s, GVAR_ADDR, GVAR_BYTES), CUDA_SUCCESS);
+	assert_int_equal(st.htod, 1);
+	assert_int_equal(st.dev, GVAR_ADDR);
+	assert_int_equal(htod(&f->s, GVAR_ADDR + GVAR_BYTES - 8, 8),
+			 CUDA_SUCCESS);
+	/* one byte past it, or before it: refused */
+	assert_int_equal(htod(&f->s, GVAR_ADDR, GVAR_BYTES + 1),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(htod(&f->s, GVAR_ADDR + GVAR_BYTES, 1),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(htod(&f->s, GVAR_ADDR - 1, 2),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(htod(&f->s, GVAR_ADDR + 8, UINT64_MAX - 4),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(st.htod, 2);
+
+	q = sqe(VGPU_OP_MEMCPY_DTOH);
+	q.a[0] = GVAR_ADDR + 16;
+	q.a[2] = 16;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q = sqe(VGPU_OP_MEMCPY_DTOD); /* allocation -> variable and back */
+	q.a[0] = GVAR_ADDR;
+	q.a[1] = p;
+	q.a[2] = GVAR_BYTES;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q.a[0] = p;
+	q.a[1] = GVAR_ADDR;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q.a[2] = GVAR_BYTES + 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = sqe(VGPU_OP_MEMSET);
+	q.a[0] = GVAR_ADDR;
+	q.a[1] = 7;
+	q.a[2] = GVAR_BYTES / 4;
+	q.a[3] = 4;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q.a[2]++;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(st.dtoh + st.dtod + st.memsets, 4);
+
+	/* the same variable through a second library: each keeps its own */
+	assert_int_equal(run(&f->s, get_global_sqe(f, lib2, "gvar"), NULL),
+			 CUDA_SUCCESS);
+	q = sqe(VGPU_OP_LIBRARY_UNLOAD);
+	q.handle = lib;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(htod(&f->s, GVAR_ADDR, GVAR_BYTES), CUDA_SUCCESS);
+	q.handle = lib2;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(f->s.h.globals.n, 0);
+	assert_int_equal(htod(&f->s, GVAR_ADDR, 1), CUDA_ERROR_INVALID_VALUE);
+	q = sqe(VGPU_OP_MEMSET);
+	q.a[0] = GVAR_ADDR;
+	q.a[2] = 1;
+	q.a[3] = 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	/* allocations are unaffected */
+	assert_int_equal(htod(&f->s, p, 4096), CUDA_SUCCESS);
+	fx_free(f);
+}
+
+static void module_variables_belong_to_their_client(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct worker_session *s2 = calloc(1, sizeof(*s2));
+	static uint8_t data2[DATA_SIZE];
+	uint32_t lib = load_library(f, "gvar");
+	struct vgpu_sqe q;
+
+	assert_int_equal(worker_session_init(s2, &f->w, 2, data2, DATA_SIZE),
+			 0);
+	assert_int_equal(run(&f->s, get_global_sqe(f, lib, "gvar"), NULL),
+			 CUDA_SUCCESS);
+	assert_int_equal(htod(&f->s, GVAR_ADDR, GVAR_BYTES), CUDA_SUCCESS);
+	/* client 2 neither asked nor holds the library: the number names
+	 * nothing of its own */
+	assert_int_equal(htod(s2, GVAR_ADDR, GVAR_BYTES),
+			 CUDA_ERROR_INVALID_VALUE);
+	q = sqe(VGPU_OP_MEMCPY_DTOH);
+	q.a[0] = GVAR_ADDR;
+	q.a[2] = 4;
+	assert_int_equal(run(s2, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = sqe(VGPU_OP_LIBRARY_GET_GLOBAL);
+	memcpy(data2 + 8192, "gvar", 5);
+	q.handle = lib; /* client 1's library handle */
+	q.a[0] = 8192;
+	q.a[1] = 5;
+	assert_int_equal(run(s2, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	assert_int_equal(st.htod, 1);
+
+	/* client exit drops its ranges with its libraries */
+	worker_session_fini(&f->s);
+	assert_int_equal(st.libraries, 0);
+	assert_int_equal(
+		worker_session_init(&f->s, &f->w, 1, f->data, DATA_SIZE), 0);
+	assert_int_equal(htod(&f->s, GVAR_ADDR, 1), CUDA_ERROR_INVALID_VALUE);
+	worker_session_fini(s2);
+	free(s2);
+	fx_free(f);
+}
+
 static void staging_rejects_gaps_and_oversized_images(void **state)
 {
 	struct fx *f = fx_new(0);
@@ -1179,6 +1386,10 @@ int main(void)
 		cmocka_unit_test(
 			get_kernel_checks_the_name_and_the_info_buffer),
 		cmocka_unit_test(library_unload_invalidates_its_kernels),
+		cmocka_unit_test(get_global_checks_the_name_and_the_library),
+		cmocka_unit_test(
+			copies_reach_a_module_variable_while_it_is_loaded),
+		cmocka_unit_test(module_variables_belong_to_their_client),
 		cmocka_unit_test(staging_rejects_gaps_and_oversized_images),
 		cmocka_unit_test(
 			staging_rejects_pieces_past_the_image_size_limit),
