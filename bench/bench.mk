@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: MIT
 # bench/: slice benchmarks (run on the GPU machine by scripts/gpu-check.sh).
 # raw_slice links NVIDIA's libcuda (green contexts); slice_kernel is an
-# ordinary driver-API program that runs natively or on a vGPU.
+# ordinary driver-API program that runs natively or on a vGPU. The rt_*
+# benchmarks are runtime-API programs built with `nvcc -cudart shared`:
+# natively they load NVIDIA's libcudart.so.13, on a vGPU ours
+# (scripts/rt-bench.sh runs both and prints the ratios).
 BENCH_BINS := $(BUILD)/bench/raw_slice $(BUILD)/bench/slice_kernel
 
 all: $(BENCH_BINS)
@@ -9,3 +12,13 @@ all: $(BENCH_BINS)
 $(BUILD)/bench/%: bench/%.c bench/bench_common.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
+
+RT_BENCH_BINS := $(BUILD)/bench/rt_launch $(BUILD)/bench/rt_copy \
+	$(BUILD)/bench/rt_matmul
+
+all: $(RT_BENCH_BINS)
+
+$(RT_BENCH_BINS): $(BUILD)/bench/rt_%: bench/rt_%.cu bench/rt_common.h \
+		| check-nvcc
+	@mkdir -p $(dir $@)
+	$(NVCC) -cudart shared -O2 -arch=$(CUDA_ARCH) -o $@ $<

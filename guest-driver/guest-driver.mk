@@ -49,3 +49,46 @@ client-error-table:
 	guest-driver/lib/gen_error_table.py $(CUDA_HOME)/include/cuda.h \
 		> guest-driver/lib/cuda_error_table.c
 	clang-format -i guest-driver/lib/cuda_error_table.c
+
+# libcudart.so.13: the CUDA runtime for programs built with
+# nvcc -cudart shared, over our libcuda.so.1 (DT_NEEDED, found next to it
+# through $ORIGIN), every symbol at the version node libcudart.so.13.
+CUDART_LIB_SRCS := \
+	guest-driver/lib/cudart_callcfg.c \
+	guest-driver/lib/cudart_device.c \
+	guest-driver/lib/cudart_error.c \
+	guest-driver/lib/cudart_error_table.c \
+	guest-driver/lib/cudart_launch.c \
+	guest-driver/lib/cudart_memory.c \
+	guest-driver/lib/cudart_module.c \
+	guest-driver/lib/cudart_registry.c \
+	guest-driver/lib/cudart_stream.c \
+	guest-driver/lib/cudart_unsupported.c
+
+CUDART_LIB_OBJS := $(CUDART_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+CUDART_MAP := guest-driver/lib/libcudart.map
+
+$(CUDART_LIB_OBJS): $(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(CLIENT_LIB_CFLAGS) -c -o $@ $<
+
+$(BUILD)/lib/libcudart.so.13: $(CUDART_LIB_OBJS) $(CUDART_MAP) \
+			      $(BUILD)/lib/libcuda.so
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libcudart.so.13 -Wl,--no-undefined \
+		-Wl,--version-script=$(CUDART_MAP) $(LDFLAGS) \
+		-o $@ $(CUDART_LIB_OBJS) -L$(BUILD)/lib -lcuda \
+		-Wl,-rpath,'$$ORIGIN' -pthread
+
+$(BUILD)/lib/libcudart.so: $(BUILD)/lib/libcudart.so.13
+	ln -sf libcudart.so.13 $@
+
+all: $(BUILD)/lib/libcudart.so.13 $(BUILD)/lib/libcudart.so
+
+# Regenerate the cudaError_t table after a CUDA upgrade (not part of all).
+.PHONY: cudart-error-table
+cudart-error-table:
+	guest-driver/lib/gen_error_table.py --runtime \
+		$(CUDA_HOME)/include/driver_types.h \
+		> guest-driver/lib/cudart_error_table.c
+	clang-format -i guest-driver/lib/cudart_error_table.c

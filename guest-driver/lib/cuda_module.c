@@ -499,3 +499,89 @@ VGPU_API CUresult CUDAAPI cuKernelGetFunction(CUfunction *pFunc,
 	*pFunc = (CUfunction)kernel;
 	return CUDA_SUCCESS;
 }
+
+/*
+ * VGPU_OP_LIBRARY_GET_GLOBAL (protocol 1.1): the device address and size
+ * of a __device__ or __constant__ variable of a library. The worker
+ * checks the name; we check that what comes back is a plausible range.
+ */
+static CUresult global_lookup(struct client *c, uint32_t lib, const char *name,
+			      size_t len, CUdeviceptr *dptr, size_t *bytes)
+{
+	struct client_push how = {.mode = CLIENT_SLOT_WAIT};
+	struct vgpu_sqe sqe = {
+		.opcode = VGPU_OP_LIBRARY_GET_GLOBAL,
+		.handle = lib,
+	};
+	struct client_ring *r = &c->ring;
+	struct vgpu_cqe cqe;
+	uint64_t off;
+	uint32_t tag;
+	CUresult err;
+
+	client_ring_lock(r);
+	err = client_ring_data_alloc(r, len + 1, &off);
+	if (err != CUDA_SUCCESS)
+		goto out;
+	memcpy(client_ring_data(r, off), name, len + 1);
+	sqe.a[0] = off;
+	sqe.a[1] = len + 1;
+	err = client_ring_push(r, &sqe, &how, &tag);
+	if (err == CUDA_SUCCESS)
+		err = client_ring_wait(r, tag, &cqe);
+	if (err == CUDA_SUCCESS)
+		err = (CUresult)cqe.status;
+	if (err == CUDA_SUCCESS) {
+		/* a null address or a range that wraps is the worker's bug */
+		if (cqe.r[0] == 0 || cqe.r[1] > UINT64_MAX - cqe.r[0])
+			err = CUDA_ERROR_INVALID_VALUE;
+		if (dptr)
+			*dptr = (CUdeviceptr)cqe.r[0];
+		if (bytes)
+			*bytes = (size_t)cqe.r[1];
+	}
+	client_ring_data_free(r, off, len + 1);
+out:
+	client_ring_unlock(r);
+	return err;
+}
+
+/* The entry check and name check shared by both versions. */
+static CUresult global_get(CUdeviceptr *dptr, size_t *bytes,
+			   const void *library, const char *name, int in_ctx)
+{
+	struct client_library *l;
+	struct client_obj *o;
+	struct client *c;
+	size_t len;
+	CUresult err = code_enter(&c, in_ctx);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!name || (!dptr && !bytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	len = strnlen(name, VGPU_KERNEL_NAME_MAX);
+	if (len == 0 || len >= VGPU_KERNEL_NAME_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	o = client_registry_get(&c->registry, library, CLIENT_OBJ_LIBRARY);
+	if (!o)
+		return CUDA_ERROR_INVALID_HANDLE;
+	l = (struct client_library *)o;
+	err = global_lookup(c, l->handle, name, len, dptr, bytes);
+	client_obj_put(&c->registry, o);
+	return err;
+}
+
+/* cuModuleGetGlobal of cuda.h 13 is cuModuleGetGlobal_v2. */
+VGPU_API CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes,
+					    CUmodule hmod, const char *name)
+{
+	return global_get(dptr, bytes, hmod, name, 1);
+}
+
+VGPU_API CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
+					     CUlibrary library,
+					     const char *name)
+{
+	return global_get(dptr, bytes, library, name, 0);
+}

@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: MIT
+# tests/runtime/: CUDA runtime-API test programs, built the way a user builds
+# them with `nvcc -cudart shared` (so they load libcudart.so.13 at run time).
+# Natively they use NVIDIA's libcudart; with LD_LIBRARY_PATH=$(BUILD)/lib
+# they use ours, over our libcuda.so.1 (tests/integration/runtime_*.sh).
+# Their kernels' C twins for the simulator are kernels/rt_twins_*.c.
+
+RT_TEST_PROGRAMS := vector_add_rt matmul_shared_rt streams_overlap_rt \
+	events_rt callbacks_rt symbols_rt templates_rt errors_rt \
+	device_props_rt
+RT_TEST_PROGRAM_BINS := $(RT_TEST_PROGRAMS:%=$(BUILD)/tests/runtime/%)
+
+all: $(RT_TEST_PROGRAM_BINS)
+
+$(BUILD)/tests/runtime/%: tests/runtime/%.cu tests/runtime/rt_check.h \
+		| check-nvcc
+	@mkdir -p $(@D)
+	$(NVCC) -cudart shared -O2 -arch=$(CUDA_ARCH) -o $@ $<
