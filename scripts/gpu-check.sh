@@ -134,6 +134,20 @@ if [ $BENCH_ONLY = 0 ]; then
 		true # no groups left: refused, which is also checked in CI
 	stop_vgpud
 
+	say "== runtime-API programs (nvcc -cudart shared, unmodified) on a vGPU"
+	start_vgpud
+	admin create rt --sms 32 --memory 8G >/dev/null
+	for p in "$BUILD"/tests/runtime/*_rt; do
+		n=$(basename "$p")
+		case $n in
+		device_props_rt) set -- --vgpu --sms 32 --memory $((8 << 30)) ;;
+		matmul_shared_rt) set -- 1024 ;;
+		*) set -- ;;
+		esac
+		run_prog rt "$n" "$p" "$@"
+	done
+	stop_vgpud
+
 	say "== SM ids: under MPS %smid is virtual (each client counts from 0),"
 	say "   so disjointness is checked with MPS off, counts in both modes"
 	for mps in on off; do
