@@ -51,6 +51,12 @@ struct backend_ops {
 	int (*mem_map)(struct backend *b, uint64_t va, uint64_t size);
 	int (*mem_unmap)(struct backend *b, uint64_t va, uint64_t size);
 
+	/* Optional (NULL when not needed): pin host memory that copies go
+	 * through (a client's ring data area), so they are DMA rather than
+	 * staged by the driver. Called on a thread_attach()ed thread. */
+	int (*host_register)(struct backend *b, void *p, size_t n);
+	void (*host_unregister)(struct backend *b, void *p);
+
 	/* Copies are ordered on the stream; the host-side ones return once
 	 * the host buffer may be reused (htod) or holds the data (dtoh). */
 	int (*memcpy_htod)(struct backend *b, struct backend_stream *s,

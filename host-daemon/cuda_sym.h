@@ -46,6 +46,8 @@
 	X(cuMemMap, "cuMemMap")                                                \
 	X(cuMemUnmap, "cuMemUnmap")                                            \
 	X(cuMemSetAccess, "cuMemSetAccess")                                    \
+	X(cuMemHostRegister_v2, "cuMemHostRegister")                           \
+	X(cuMemHostUnregister, "cuMemHostUnregister")                          \
 	X(cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync")                           \
 	X(cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync")                           \
 	X(cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync")                           \

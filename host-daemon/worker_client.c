@@ -52,6 +52,7 @@ struct worker_client {
 
 	int sock, ring_fd, submit_fd, complete_fd, kick_fd, epoll_fd;
 	int complete_peer_fd; /* the client's end, sent in the hello reply */
+	int pinned; /* data area registered with the backend (DMA copies) */
 	void *ring;
 	struct vgpu_ring_header *hdr;
 	struct ring_layout lay; /* private copy: never re-read from hdr */
@@ -399,6 +400,15 @@ static void *client_thread(void *arg)
 		goto out;
 	}
 	c->sess.pid = c->who.pid;
+	if (w->ops->host_register) {
+		rc = w->ops->host_register(w->be, c->sess.data,
+					   c->sess.data_size);
+		if (rc)
+			worker_log(w, "client %u: data area not pinned "
+				   "(CUresult %d): copies are staged", c->id,
+				   rc);
+		c->pinned = rc == 0;
+	}
 	__atomic_store_n(&c->serving, 1, __ATOMIC_RELEASE);
 	rc = client_reply(c, VGPU_HELLO_OK, NULL);
 	close_fd(&c->ring_fd);		/* the mapping stays */
@@ -413,7 +423,13 @@ static void *client_thread(void *arg)
 		worker_log(w, "client %u (pid %d) left", c->id,
 			   (int)c->who.pid);
 	}
-	worker_session_fini(&c->sess);
+	{
+		void *data = c->sess.data; /* fini may clear the session */
+
+		worker_session_fini(&c->sess); /* syncs: no copy in flight */
+		if (c->pinned)
+			w->ops->host_unregister(w->be, data);
+	}
 out:
 	client_finished(c);
 	return NULL;
