@@ -43,37 +43,7 @@ id vgpu >/dev/null 2>&1 ||
 	useradd --system --no-create-home --shell /usr/sbin/nologin vgpu
 nvidia-smi -L | tee "$LOG/gpu.txt"
 
-RUN=
-VGPUD_PID=
-start_vgpud() { # extra vgpud options...
-	RUN=$(mktemp -d /tmp/vgpu-gpucheck.XXXXXX)
-	chmod 755 "$RUN"
-	restart_vgpud "$@"
-}
-restart_vgpud() { # the same run directory (and state file) again
-	"$BIN/vgpud" --run-dir "$RUN" --backend cuda --worker-user vgpu "$@" \
-		>>"$LOG/vgpud.log" 2>&1 &
-	VGPUD_PID=$!
-	for _ in $(seq 300); do
-		# answering on admin.sock, not merely a socket file (a killed
-		# vgpud leaves its files behind)
-		"$BIN/vgpu-admin" --run-dir "$RUN" list >/dev/null 2>&1 &&
-			return 0
-		kill -0 "$VGPUD_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "vgpud did not start; log:" >&2
-	tail -20 "$LOG/vgpud.log" >&2
-	exit 1
-}
-stop_vgpud() {
-	[ -n "$VGPUD_PID" ] || return 0
-	kill -TERM "$VGPUD_PID" 2>/dev/null
-	timeout 30 tail --pid="$VGPUD_PID" -f /dev/null
-	wait "$VGPUD_PID" 2>/dev/null
-	VGPUD_PID=
-	rm -rf "$RUN"
-}
+. scripts/gpu-lib.sh # start_vgpud, restart_vgpud, stop_vgpud
 trap 'stop_vgpud; pack_logs' EXIT
 admin() { timeout 90 "$BIN/vgpu-admin" --run-dir "$RUN" "$@"; }
 # vfield NAME KEY: one field of `vgpu-admin show NAME --json` (lists joined

@@ -82,32 +82,7 @@ native_run() {
 	LD_LIBRARY_PATH=$CUDA_HOME/lib64 timeout -k 5 600 "$@"
 }
 
-RUN=
-VGPUD_PID=
-start_vgpud() { # as scripts/gpu-check.sh does: cuda backend, MPS
-	RUN=$(mktemp -d /tmp/vgpu-rtbench.XXXXXX)
-	chmod 755 "$RUN"
-	"$BIN/vgpud" --run-dir "$RUN" --backend cuda --worker-user vgpu \
-		>>"$LOG/vgpud.log" 2>&1 &
-	VGPUD_PID=$!
-	for _ in $(seq 300); do
-		"$BIN/vgpu-admin" --run-dir "$RUN" list >/dev/null 2>&1 &&
-			return 0
-		kill -0 "$VGPUD_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "vgpud did not start; log:" >&2
-	tail -20 "$LOG/vgpud.log" >&2
-	exit 1
-}
-stop_vgpud() {
-	[ -n "$VGPUD_PID" ] || return 0
-	kill -TERM "$VGPUD_PID" 2>/dev/null
-	timeout 30 tail --pid="$VGPUD_PID" -f /dev/null
-	wait "$VGPUD_PID" 2>/dev/null
-	VGPUD_PID=
-	rm -rf "$RUN"
-}
+. scripts/gpu-lib.sh # start_vgpud, restart_vgpud, stop_vgpud
 pack_logs() {
 	[ -n "${OUT:-}" ] || return 0
 	tar -czf "$OUT/rt-bench.tgz" -C "$BUILD" rt-bench 2>/dev/null
