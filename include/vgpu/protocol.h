@@ -36,7 +36,7 @@
 
 #define VGPU_PROTO_MAGIC 0x55504756u /* "VGPU" little-endian */
 #define VGPU_PROTO_MAJOR 1	     /* incompatible changes bump this */
-#define VGPU_PROTO_MINOR 1	     /* compatible additions bump this */
+#define VGPU_PROTO_MINOR 2	     /* compatible additions bump this */
 
 #define VGPU_NAME_MAX	     64	 /* vGPU names, including the NUL */
 #define VGPU_MESSAGE_MAX     256 /* human-readable error text, with NUL */
@@ -198,6 +198,26 @@ enum vgpu_opcode {
 	VGPU_OP_EVENT_DESTROY = 45,
 	VGPU_OP_STREAM_WAIT_EVENT = 46, /* stream waits for event handle */
 
+	/*
+	 * Host regions (minor version 2): page-locked host memory shared by
+	 * the client and the worker, for cudaMallocHost/cuMemAllocHost. A copy
+	 * from or to a region is one DMA, with no bounce through the data area.
+	 *
+	 * HOST_REGION_CREATE: a0 = bytes (> 0, <= VGPU_HOST_REGION_MAX_BYTES,
+	 * rounded up to pages) -> r0 = region handle, r1 = its size. Before it
+	 * posts the completion, the worker sends on the client socket one
+	 * packet, struct vgpu_region_msg, with the region's memfd attached
+	 * (SCM_RIGHTS); the client maps it MAP_SHARED. A client may hold
+	 * regions of VGPU_HOST_REGIONS_MAX_BYTES in all.
+	 */
+	VGPU_OP_HOST_REGION_CREATE = 50,
+	VGPU_OP_HOST_REGION_DESTROY = 51, /* handle = region */
+	/* handle = region, stream = stream; a0 = device address, a1 = offset
+	 * in the region, a2 = bytes. Like MEMCPY_HTOD/DTOH: complete when
+	 * the copy is done. */
+	VGPU_OP_MEMCPY_REGION_HTOD = 52,
+	VGPU_OP_MEMCPY_REGION_DTOH = 53,
+
 	VGPU_OP_COUNT_ /* not an opcode */
 };
 
@@ -221,6 +241,17 @@ struct vgpu_cqe {
 
 _Static_assert(sizeof(struct vgpu_sqe) == 64, "sqe is 64 bytes");
 _Static_assert(sizeof(struct vgpu_cqe) == 32, "cqe is 32 bytes");
+
+#define VGPU_HOST_REGION_MAX_BYTES (4ull << 30)	/* one region */
+#define VGPU_HOST_REGIONS_MAX_BYTES (16ull << 30) /* one client's, in all */
+#define VGPU_REGION_MSG_MAGIC 0x47525056u /* "VPRG" little-endian */
+
+/* Worker -> client on the client socket, with the region's memfd. */
+struct vgpu_region_msg {
+	uint32_t magic;
+	uint32_t handle; /* as r0 of the HOST_REGION_CREATE completion */
+	uint64_t size;
+};
 
 /* ---- payloads in the data area -------------------------------------- */
 
