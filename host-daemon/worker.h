@@ -97,6 +97,11 @@ struct worker_session {
 	struct worker_stream default_stream; /* stream handle 0 */
 	int default_stream_ok;
 
+	/* the client socket, for HOST_REGION_CREATE's memfd (the worker only
+	 * sends on it, never blocking); -1: regions are not supported */
+	int sock;
+	uint64_t region_bytes; /* sum of this client's live regions' sizes */
+
 	uint8_t *stage; /* library image being staged */
 	uint64_t stage_len, stage_cap;
 
@@ -116,18 +121,19 @@ struct worker_op {
 	struct worker_stream *stream; /* where the op runs, when it has one */
 	uint32_t handle;	      /* the handle it removes (destroy ops) */
 	union {
-		uint64_t bytes;		    /* MEM_ALLOC, LIBRARY_LOAD */
-		uint64_t ptr;		    /* MEM_FREE */
-		uint8_t *out;		    /* GET_DEVICE_INFO */
-		uint32_t event_flags;	    /* EVENT_CREATE */
-		struct worker_event *event; /* EVENT_*, STREAM_WAIT_EVENT */
-		struct worker_library *lib; /* LIBRARY_UNLOAD, _GET_GLOBAL
-					       (name in session->name) */
+		uint64_t bytes; /* MEM_ALLOC, LIBRARY_LOAD, REGION_CREATE */
+		uint64_t ptr;	/* MEM_FREE */
+		uint8_t *out;	/* GET_DEVICE_INFO */
+		uint32_t event_flags;	      /* EVENT_CREATE */
+		struct worker_event *event;   /* EVENT_*, STREAM_WAIT_EVENT */
+		struct worker_library *lib;   /* LIBRARY_UNLOAD, _GET_GLOBAL
+						 (name in session->name) */
+		struct worker_region *region; /* HOST_REGION_DESTROY */
 		struct {
 			uint64_t dev;
-			uint8_t *host; /* inside the data area */
+			uint8_t *host; /* inside the data area or a region */
 			uint64_t bytes;
-		} copy; /* MEMCPY_HTOD, MEMCPY_DTOH */
+		} copy; /* MEMCPY_HTOD, MEMCPY_DTOH, MEMCPY_REGION_* */
 		struct {
 			uint64_t dst, src, bytes;
 		} dtod;
@@ -175,12 +181,14 @@ void worker_exec(struct worker_session *s, const struct vgpu_sqe *sqe,
 		 struct vgpu_cqe *cqe);
 
 /* Set up a session: handle tables, parameter buffer, default stream.
- * Call on the client's thread, after ops->thread_attach. CUresult. */
+ * Call on the client's thread, after ops->thread_attach. s->sock starts
+ * at -1 (set it to the client socket to allow host regions). CUresult. */
 int worker_session_init(struct worker_session *s, struct worker *w,
 			uint32_t owner, uint8_t *data, uint64_t data_size);
 
 /* Free everything of the session: streams (synchronised first), events,
- * libraries, allocations. Touches nothing of other clients. */
+ * libraries, host regions, allocations. Touches nothing of other clients.
+ * s->sock is the caller's (not closed). */
 void worker_session_fini(struct worker_session *s);
 
 /* True for the CUDA errors after which the context is unusable. */

@@ -400,13 +400,18 @@ static void *client_thread(void *arg)
 		goto out;
 	}
 	c->sess.pid = c->who.pid;
+	/* host regions' memfds go to the client on its socket. The worker
+	 * only sends there (MSG_DONTWAIT): its epoll watches the socket for
+	 * input and hang-up, which its own sends never raise. */
+	c->sess.sock = c->sock;
 	if (w->ops->host_register) {
 		rc = w->ops->host_register(w->be, c->sess.data,
 					   c->sess.data_size);
 		if (rc)
-			worker_log(w, "client %u: data area not pinned "
-				   "(CUresult %d): copies are staged", c->id,
-				   rc);
+			worker_log(w,
+				   "client %u: data area not pinned "
+				   "(CUresult %d): copies are staged",
+				   c->id, rc);
 		c->pinned = rc == 0;
 	}
 	__atomic_store_n(&c->serving, 1, __ATOMIC_RELEASE);

@@ -17,11 +17,16 @@
  */
 #include <cuda.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "worker.h"
 
@@ -292,6 +297,71 @@ static int validate_memset(struct worker_session *s, const struct vgpu_sqe *q,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * HOST_REGION_CREATE: a0 = bytes. The size is rounded up to pages here so
+ * that the per-client total is checked against what will be mapped.
+ */
+static int validate_region_create(struct worker_session *s,
+				  const struct vgpu_sqe *q,
+				  struct worker_op *op, const char **why)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), size;
+
+	if (!q->a[0])
+		return reject(why, "host region of 0 bytes",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (q->a[0] > VGPU_HOST_REGION_MAX_BYTES)
+		return reject(why,
+			      "host region larger than "
+			      "VGPU_HOST_REGION_MAX_BYTES",
+			      CUDA_ERROR_OUT_OF_MEMORY);
+	size = (q->a[0] + page - 1) & ~(page - 1);
+	if (size > VGPU_HOST_REGIONS_MAX_BYTES - s->region_bytes)
+		return reject(why,
+			      "the client's host regions would exceed "
+			      "VGPU_HOST_REGIONS_MAX_BYTES",
+			      CUDA_ERROR_OUT_OF_MEMORY);
+	if (s->sock < 0)
+		return reject(why, "no client socket to pass a region on",
+			      CUDA_ERROR_NOT_SUPPORTED);
+	op->bytes = size;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * MEMCPY_REGION_HTOD/DTOH: handle = region, a0 = device address, a1 =
+ * offset in the region, a2 = bytes. The host range is checked against
+ * the region's size (not the data area's), the device range exactly as
+ * for MEMCPY_HTOD/DTOH.
+ */
+static int validate_region_copy(struct worker_session *s,
+				const struct vgpu_sqe *q, struct worker_op *op,
+				const char **why)
+{
+	struct worker_region *r;
+
+	op->stream = session_stream(s, q->stream);
+	if (!op->stream)
+		return reject(why, "unknown stream handle",
+			      CUDA_ERROR_INVALID_HANDLE);
+	r = handle_table_get(&s->h.regions, q->handle);
+	if (!r)
+		return reject(why, "unknown host region handle",
+			      CUDA_ERROR_INVALID_HANDLE);
+	if (!ring_range_ok(q->a[1], q->a[2], r->size))
+		return reject(why, "copy range outside the host region",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (q->a[2] && mem_ok(s, q->a[0], q->a[2]))
+		return reject(why,
+			      "device range not inside one allocation or "
+			      "module variable of this client",
+			      CUDA_ERROR_INVALID_VALUE);
+	op->copy.dev = q->a[0];
+	op->copy.host = (uint8_t *)r->base + q->a[1];
+	op->copy.bytes = q->a[2];
+	return CUDA_SUCCESS;
+}
+
 int worker_validate(struct worker_session *s, const struct vgpu_sqe *q,
 		    struct worker_op *op, const char **why)
 {
@@ -498,6 +568,21 @@ int worker_validate(struct worker_session *s, const struct vgpu_sqe *q,
 			return reject(why, "unknown event handle",
 				      CUDA_ERROR_INVALID_HANDLE);
 		return CUDA_SUCCESS;
+
+	case VGPU_OP_HOST_REGION_CREATE:
+		return validate_region_create(s, q, op, why);
+
+	case VGPU_OP_HOST_REGION_DESTROY:
+		op->region = handle_table_get(&s->h.regions, q->handle);
+		if (!op->region)
+			return reject(why, "unknown host region handle",
+				      CUDA_ERROR_INVALID_HANDLE);
+		op->handle = q->handle;
+		return CUDA_SUCCESS;
+
+	case VGPU_OP_MEMCPY_REGION_HTOD:
+	case VGPU_OP_MEMCPY_REGION_DTOH:
+		return validate_region_copy(s, q, op, why);
 	}
 	return reject(why, "unknown opcode", CUDA_ERROR_NOT_SUPPORTED);
 }
@@ -841,6 +926,145 @@ static int exec_event_create(struct worker_session *s, uint32_t flags,
 	return CUDA_SUCCESS;
 }
 
+/* Unpin (before unmapping: the driver must not keep a stale pinning),
+ * unmap and free a region that is out of the table. */
+static void region_free(struct worker_session *s, struct worker_region *r)
+{
+	struct worker *w = s->w;
+
+	if (r->pinned)
+		w->ops->host_unregister(w->be, r->base);
+	munmap(r->base, r->size);
+	s->region_bytes -= r->size;
+	free(r);
+}
+
+/*
+ * Send the region message with the memfd on the client socket, never
+ * blocking (a client that does not read its socket must not stall the
+ * worker) and never raising SIGPIPE. 0 or a negative errno (-EAGAIN:
+ * the client's queue is full). Not ctl_send_fds: ctl_msg.o is not part
+ * of the worker core the unit tests link.
+ */
+static int region_send(int sock, const struct vgpu_region_msg *m, int fd)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *cm;
+	ssize_t n;
+
+	memset(&cbuf, 0, sizeof(cbuf));
+	msg.msg_control = cbuf.buf;
+	msg.msg_controllen = sizeof(cbuf.buf);
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	do {
+		n = sendmsg(sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == sizeof(*m) ? 0 : -EIO;
+}
+
+/*
+ * HOST_REGION_CREATE: a sealed memfd of op->bytes, mapped here, pinned
+ * when the backend can, and passed to the client before the completion.
+ * On any failure everything is undone and the client gets
+ * CUDA_ERROR_OUT_OF_MEMORY.
+ */
+static int exec_region_create(struct worker_session *s, uint64_t size,
+			      uint64_t *res)
+{
+	struct worker *w = s->w;
+	struct vgpu_region_msg m;
+	struct worker_region *r;
+	uint32_t h;
+	int fd, rc;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	fd = memfd_create("vgpu-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		goto fail_log;
+	/* sealed: the client cannot shrink it under our mapping (SIGBUS) */
+	if (ftruncate(fd, (off_t)size) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) <
+		    0)
+		goto fail_log;
+	r->base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r->base == MAP_FAILED)
+		goto fail_log;
+	r->size = size;
+	if (w->ops->host_register) {
+		rc = w->ops->host_register(w->be, r->base, size);
+		if (rc)
+			worker_log(
+				w,
+				"client %u: host region of %llu bytes not "
+				"pinned (CUresult %d): its copies are staged",
+				s->owner, (unsigned long long)size, rc);
+		r->pinned = rc == 0;
+	}
+	s->region_bytes += size;
+	if (handle_table_add(&s->h.regions, r, &h)) {
+		region_free(s, r);
+		close(fd);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memset(&m, 0, sizeof(m));
+	m.magic = VGPU_REGION_MSG_MAGIC;
+	m.handle = h;
+	m.size = size;
+	rc = region_send(s->sock, &m, fd);
+	close(fd); /* the mapping (and the client's copy) keep it */
+	if (rc) {
+		/* the client can repeat this at will: same budget as rejects */
+		if (s->nlogged < WORKER_LOG_REJECTS) {
+			s->nlogged++;
+			worker_log(w,
+				   "client %u: cannot pass a host region on "
+				   "its socket: %s",
+				   s->owner, strerror(-rc));
+		}
+		handle_table_remove(&s->h.regions, h);
+		region_free(s, r);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	res[0] = h;
+	res[1] = size;
+	return CUDA_SUCCESS;
+
+fail_log:
+	worker_log(w, "client %u: host region of %llu bytes: %s", s->owner,
+		   (unsigned long long)size, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	free(r);
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* Like cuMemFreeHost: copies from or to the region may still run. */
+static int exec_region_destroy(struct worker_session *s,
+			       const struct worker_op *op)
+{
+	int rc;
+
+	rc = session_sync_all(s);
+	if (rc && worker_error_is_fatal(rc))
+		return rc;
+	handle_table_remove(&s->h.regions, op->handle);
+	region_free(s, op->region);
+	return CUDA_SUCCESS;
+}
+
 int worker_execute(struct worker_session *s, const struct worker_op *op,
 		   uint64_t r[2])
 {
@@ -871,6 +1095,7 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 		pthread_rwlock_unlock(&w->mem_lock);
 		return CUDA_SUCCESS;
 	case VGPU_OP_MEMCPY_HTOD:
+	case VGPU_OP_MEMCPY_REGION_HTOD:
 		if (!op->copy.bytes)
 			return CUDA_SUCCESS;
 		rc = ops->memcpy_htod(be, bs, op->copy.dev, op->copy.host,
@@ -879,6 +1104,7 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 			count_bytes(s, op->copy.bytes);
 		return worker_check(w, rc, "memcpy_htod");
 	case VGPU_OP_MEMCPY_DTOH:
+	case VGPU_OP_MEMCPY_REGION_DTOH:
 		if (!op->copy.bytes)
 			return CUDA_SUCCESS;
 		rc = ops->memcpy_dtoh(be, bs, op->copy.host, op->copy.dev,
@@ -959,6 +1185,11 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 		return worker_check(
 			w, ops->stream_wait_event(be, bs, op->event->be),
 			"stream_wait_event");
+
+	case VGPU_OP_HOST_REGION_CREATE:
+		return exec_region_create(s, op->bytes, r);
+	case VGPU_OP_HOST_REGION_DESTROY:
+		return exec_region_destroy(s, op);
 	}
 	return CUDA_ERROR_NOT_SUPPORTED; /* worker_validate let none through */
 }
@@ -1002,6 +1233,7 @@ int worker_session_init(struct worker_session *s, struct worker *w,
 	int rc;
 
 	memset(s, 0, sizeof(*s));
+	s->sock = -1;
 	s->w = w;
 	s->owner = owner;
 	s->data = data;
@@ -1033,6 +1265,7 @@ void worker_session_fini(struct worker_session *s)
 	struct worker_event *ev;
 	struct worker_library *lib;
 	struct worker_kernel *k;
+	struct worker_region *r;
 	uint32_t pos, h;
 	int rc;
 
@@ -1063,6 +1296,12 @@ void worker_session_fini(struct worker_session *s)
 		handle_table_remove(&s->h.libraries, h);
 		w->ops->library_unload(w->be, lib->bl);
 		free(lib);
+	}
+	/* the streams are synchronised: no copy uses a region any more */
+	pos = 0;
+	while ((r = handle_table_next(&s->h.regions, &pos, &h))) {
+		handle_table_remove(&s->h.regions, h);
+		region_free(s, r);
 	}
 
 	pthread_rwlock_wrlock(&w->mem_lock);

@@ -197,6 +197,7 @@ void worker_handles_init(struct worker_handles *h)
 	handle_table_init(&h->events, HANDLE_MAX_SLOTS);
 	handle_table_init(&h->libraries, WORKER_MAX_LIBRARIES);
 	handle_table_init(&h->kernels, HANDLE_MAX_SLOTS);
+	handle_table_init(&h->regions, WORKER_MAX_REGIONS);
 	memset(&h->globals, 0, sizeof(h->globals));
 }
 
@@ -206,6 +207,7 @@ void worker_handles_fini(struct worker_handles *h)
 	handle_table_fini(&h->events);
 	handle_table_fini(&h->libraries);
 	handle_table_fini(&h->kernels);
+	handle_table_fini(&h->regions);
 	free(h->globals.v);
 	memset(&h->globals, 0, sizeof(h->globals));
 }

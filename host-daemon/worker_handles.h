@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Per-client handle tables of vgpu-worker: the small numbers a client uses
- * for its streams, events, libraries and kernels.
+ * for its streams, events, libraries, kernels and host regions.
  *
  * A handle is (generation << 16) | (slot + 1): never 0 (0 is the default
  * stream, or "none"), and a slot's generation moves on each time the slot
@@ -27,6 +27,9 @@
  */
 #define WORKER_MAX_STREAMS   256u
 #define WORKER_MAX_LIBRARIES 1024u
+/* Host regions per client: each is a mapping (and a pinning) in the worker;
+ * their bytes are bounded separately (VGPU_HOST_REGIONS_MAX_BYTES). */
+#define WORKER_MAX_REGIONS 4096u
 
 struct handle_slot {
 	void *obj;	    /* NULL when free */
@@ -91,6 +94,17 @@ struct worker_kernel {
 };
 
 /*
+ * A host region (HOST_REGION_CREATE): a memfd the client maps too, mapped
+ * here MAP_SHARED at base. The memfd is sealed against resizing, so the
+ * mapping stays backed for as long as it exists.
+ */
+struct worker_region {
+	void *base;
+	uint64_t size; /* page multiple, > 0 */
+	int pinned;    /* registered with the backend (host_register) */
+};
+
+/*
  * Module-scope variables (__device__, __constant__) a client has asked for
  * with LIBRARY_GET_GLOBAL: device ranges outside the VA window that its
  * copies and memsets may touch while their library stays loaded. A program
@@ -122,7 +136,7 @@ int worker_globals_contain(const struct worker_globals *g, uint64_t addr,
 
 /* One client's tables. */
 struct worker_handles {
-	struct handle_table streams, events, libraries, kernels;
+	struct handle_table streams, events, libraries, kernels, regions;
 	struct worker_globals globals;
 };
 

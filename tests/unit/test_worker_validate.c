@@ -5,7 +5,7 @@
  * records what reaches it. A rejected descriptor must get the right
  * CUresult and must not reach the backend; an accepted one must reach it
  * with exactly the checked values. Also: handles, per-client ownership,
- * clean-up, sticky-error faults and the kernel watchdog.
+ * clean-up, sticky-error faults, the kernel watchdog and host regions.
  */
 #include <cuda.h>
 #include <errno.h>
@@ -16,7 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -1360,6 +1365,355 @@ static void watchdog_keeps_up_with_many_short_kernels(void **state)
 	fx_free(f);
 }
 
+/* ---- host regions ----------------------------------------------------- */
+
+static int pins, unpins;
+
+static int stub_host_register(struct backend *b, void *p, size_t n)
+{
+	pins++;
+	return 0;
+}
+
+/* Unpinning must come before the mapping goes away. */
+static void stub_host_unregister(struct backend *b, void *p)
+{
+	unsigned char vec[1];
+
+	assert_int_equal(mincore(p, 1, vec), 0);
+	unpins++;
+}
+
+static struct backend_ops pin_ops;
+
+/* Give the session one end of a SOCK_SEQPACKET pair as its client socket;
+ * the other end (the client's) in *peer. */
+static void give_socket(struct worker_session *s, int *peer)
+{
+	int sv[2];
+
+	assert_int_equal(
+		socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	s->sock = sv[0];
+	*peer = sv[1];
+}
+
+static void close_socket(struct worker_session *s, int peer)
+{
+	close(s->sock);
+	s->sock = -1;
+	close(peer);
+}
+
+/* Receive one region packet without blocking: its fd, or -1 if none. */
+static int recv_region(int peer, struct vgpu_region_msg *m)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * 4)];
+	} cbuf;
+	struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = cbuf.buf,
+			     .msg_controllen = sizeof(cbuf.buf)};
+	struct cmsghdr *cm;
+	ssize_t n;
+	int fd = -1;
+
+	n = recvmsg(peer, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -1;
+	assert_int_equal(n, sizeof(*m));
+	assert_false(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+	cm = CMSG_FIRSTHDR(&msg);
+	assert_non_null(cm);
+	assert_int_equal(cm->cmsg_level, SOL_SOCKET);
+	assert_int_equal(cm->cmsg_type, SCM_RIGHTS);
+	assert_int_equal(cm->cmsg_len, CMSG_LEN(sizeof(int)));
+	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	return fd;
+}
+
+static struct vgpu_sqe region_create_sqe(uint64_t bytes)
+{
+	struct vgpu_sqe q = sqe(VGPU_OP_HOST_REGION_CREATE);
+
+	q.a[0] = bytes;
+	return q;
+}
+
+/* Create a region, take its packet off the socket; returns the handle. */
+static uint32_t region_create(struct worker_session *s, int peer,
+			      uint64_t bytes)
+{
+	struct vgpu_region_msg m;
+	uint64_t r[2];
+	int fd;
+
+	assert_int_equal(run(s, region_create_sqe(bytes), r), CUDA_SUCCESS);
+	fd = recv_region(peer, &m);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(m.handle, r[0]);
+	return (uint32_t)r[0];
+}
+
+static struct vgpu_sqe region_copy_sqe(uint16_t opcode, uint32_t region,
+				       uint64_t dev, uint64_t off,
+				       uint64_t bytes)
+{
+	struct vgpu_sqe q = sqe(opcode);
+
+	q.handle = region;
+	q.a[0] = dev;
+	q.a[1] = off;
+	q.a[2] = bytes;
+	return q;
+}
+
+static void region_create_checks_sizes_and_the_socket(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint64_t r[2];
+	int peer;
+
+	assert_int_equal(run(&f->s, region_create_sqe(0), r),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(run(&f->s,
+			     region_create_sqe(VGPU_HOST_REGION_MAX_BYTES + 1),
+			     r),
+			 CUDA_ERROR_OUT_OF_MEMORY);
+	/* no client socket (s->sock is -1 after init) */
+	assert_int_equal(f->s.sock, -1);
+	assert_int_equal(run(&f->s, region_create_sqe(4096), r),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	assert_int_equal(f->s.region_bytes, 0);
+
+	/* the per-client total: 4 regions of the largest size fill it */
+	give_socket(&f->s, &peer);
+	for (int i = 0; i < 4; i++)
+		region_create(&f->s, peer, VGPU_HOST_REGION_MAX_BYTES);
+	assert_int_equal(f->s.region_bytes, VGPU_HOST_REGIONS_MAX_BYTES);
+	assert_int_equal(run(&f->s, region_create_sqe(1), r),
+			 CUDA_ERROR_OUT_OF_MEMORY);
+	assert_int_equal(f->s.h.regions.live, 4);
+	close_socket(&f->s, peer);
+	fx_free(f); /* frees the regions */
+}
+
+static void region_create_passes_one_sealed_memfd(void **state)
+{
+	struct fx *f = fx_new(0);
+	long page = sysconf(_SC_PAGESIZE);
+	struct vgpu_region_msg m;
+	struct worker_region *reg;
+	struct stat sb;
+	uint64_t r[2];
+	uint8_t *p;
+	int peer, fd, seals;
+
+	give_socket(&f->s, &peer);
+	assert_int_equal(run(&f->s, region_create_sqe(page + 1), r),
+			 CUDA_SUCCESS);
+	assert_true(r[0] && r[0] <= UINT32_MAX);
+	assert_int_equal(r[1], 2 * page);
+	assert_int_equal(f->s.region_bytes, 2 * page);
+
+	fd = recv_region(peer, &m);
+	assert_true(fd >= 0);
+	assert_int_equal(recv_region(peer, &m), -1); /* exactly one packet */
+	assert_int_equal(m.magic, VGPU_REGION_MSG_MAGIC);
+	assert_int_equal(m.handle, r[0]);
+	assert_int_equal(m.size, 2 * page);
+	assert_int_equal(fstat(fd, &sb), 0);
+	assert_int_equal(sb.st_size, 2 * page);
+	seals = fcntl(fd, F_GET_SEALS);
+	assert_true(seals >= 0);
+	assert_int_equal(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+			 F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	assert_int_equal(ftruncate(fd, 0), -1);
+	assert_int_equal(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE), -1);
+
+	/* the client's mapping and the worker's are the same memory */
+	p = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	close(fd);
+	reg = handle_table_get(&f->s.h.regions, (uint32_t)r[0]);
+	assert_non_null(reg);
+	p[page + 7] = 0x5a;
+	assert_int_equal(((uint8_t *)reg->base)[page + 7], 0x5a);
+	munmap(p, 2 * page);
+	close_socket(&f->s, peer);
+	fx_free(f);
+}
+
+static void region_copies_use_the_region_in_one_call(void **state)
+{
+	struct fx *f = fx_new(0);
+	const uint64_t big = 4 * DATA_SIZE; /* more than the data area */
+	struct worker_region *reg;
+	uint64_t dev;
+	uint32_t h;
+	int peer;
+
+	give_socket(&f->s, &peer);
+	dev = alloc(&f->s, big);
+	h = region_create(&f->s, peer, big);
+	reg = handle_table_get(&f->s.h.regions, h);
+	assert_non_null(reg);
+
+	assert_int_equal(run(&f->s,
+			     region_copy_sqe(VGPU_OP_MEMCPY_REGION_HTOD, h,
+					     dev + 16, 100, big - 200),
+			     NULL),
+			 CUDA_SUCCESS);
+	assert_int_equal(st.htod, 1);
+	assert_ptr_equal(st.host, (uint8_t *)reg->base + 100);
+	assert_int_equal(st.dev, dev + 16);
+	assert_int_equal(st.n, big - 200);
+	assert_int_equal(
+		run(&f->s,
+		    region_copy_sqe(VGPU_OP_MEMCPY_REGION_DTOH, h, dev, 0, big),
+		    NULL),
+		CUDA_SUCCESS);
+	assert_int_equal(st.dtoh, 1);
+	assert_ptr_equal(st.host, reg->base);
+	assert_int_equal(st.dev, dev);
+	assert_int_equal(st.n, big);
+	assert_int_equal(f->s.bytes_copied, 2 * big - 200);
+
+	/* past the region's end, wrapping, outside the allocation */
+	assert_int_equal(
+		run(&f->s,
+		    region_copy_sqe(VGPU_OP_MEMCPY_REGION_HTOD, h, dev, 1, big),
+		    NULL),
+		CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(run(&f->s,
+			     region_copy_sqe(VGPU_OP_MEMCPY_REGION_DTOH, h, dev,
+					     UINT64_MAX - 8, 16),
+			     NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(run(&f->s,
+			     region_copy_sqe(VGPU_OP_MEMCPY_REGION_HTOD, h,
+					     dev + 64, 0, big),
+			     NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+	/* unknown handle, unknown stream */
+	assert_int_equal(run(&f->s,
+			     region_copy_sqe(VGPU_OP_MEMCPY_REGION_HTOD, h + 1,
+					     dev, 0, 16),
+			     NULL),
+			 CUDA_ERROR_INVALID_HANDLE);
+	{
+		struct vgpu_sqe q = region_copy_sqe(VGPU_OP_MEMCPY_REGION_HTOD,
+						    h, dev, 0, 16);
+
+		q.stream = 77;
+		assert_int_equal(run(&f->s, q, NULL),
+				 CUDA_ERROR_INVALID_HANDLE);
+	}
+	assert_int_equal(st.htod + st.dtoh, 2);
+
+	/* destroyed: the handle is stale; the bytes are given back */
+	{
+		struct vgpu_sqe q = sqe(VGPU_OP_HOST_REGION_DESTROY);
+
+		q.handle = h;
+		assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+		assert_int_equal(run(&f->s, q, NULL),
+				 CUDA_ERROR_INVALID_HANDLE);
+	}
+	assert_int_equal(f->s.region_bytes, 0);
+	assert_int_equal(
+		run(&f->s,
+		    region_copy_sqe(VGPU_OP_MEMCPY_REGION_HTOD, h, dev, 0, 16),
+		    NULL),
+		CUDA_ERROR_INVALID_HANDLE);
+	assert_int_equal(st.htod + st.dtoh, 2);
+	close_socket(&f->s, peer);
+	fx_free(f);
+}
+
+static void regions_belong_to_their_client(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct worker_session *s2 = calloc(1, sizeof(*s2));
+	static uint8_t data2[DATA_SIZE];
+	uint64_t dev;
+	uint32_t theirs;
+	int peer, peer2;
+
+	give_socket(&f->s, &peer);
+	assert_int_equal(worker_session_init(s2, &f->w, 2, data2, DATA_SIZE),
+			 0);
+	give_socket(s2, &peer2);
+	dev = alloc(&f->s, 4096);
+	theirs = region_create(s2, peer2, 4096);
+	assert_int_equal(run(&f->s,
+			     region_copy_sqe(VGPU_OP_MEMCPY_REGION_HTOD, theirs,
+					     dev, 0, 16),
+			     NULL),
+			 CUDA_ERROR_INVALID_HANDLE);
+	{
+		struct vgpu_sqe q = sqe(VGPU_OP_HOST_REGION_DESTROY);
+
+		q.handle = theirs;
+		assert_int_equal(run(&f->s, q, NULL),
+				 CUDA_ERROR_INVALID_HANDLE);
+	}
+	assert_int_equal(st.htod, 0);
+	assert_int_equal(s2->h.regions.live, 1);
+	worker_session_fini(s2);
+	close_socket(s2, peer2);
+	free(s2);
+	close_socket(&f->s, peer);
+	fx_free(f);
+}
+
+static void
+region_create_fails_cleanly_when_the_client_does_not_read(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct vgpu_region_msg m;
+	int peer, fd, sndbuf = 1, rc = CUDA_SUCCESS;
+	uint32_t made = 0, got = 0;
+	uint64_t r[2];
+
+	pin_ops = stub_ops;
+	pin_ops.host_register = stub_host_register;
+	pin_ops.host_unregister = stub_host_unregister;
+	f->w.ops = &pin_ops;
+	pins = unpins = 0;
+	give_socket(&f->s, &peer);
+	assert_int_equal(setsockopt(f->s.sock, SOL_SOCKET, SO_SNDBUF, &sndbuf,
+				    sizeof(sndbuf)),
+			 0);
+	while (made < 10000) {
+		rc = run(&f->s, region_create_sqe(4096), r);
+		if (rc)
+			break;
+		made++;
+	}
+	assert_int_equal(rc, CUDA_ERROR_OUT_OF_MEMORY);
+	assert_true(made > 0);
+	/* the failed one was undone: unpinned, unmapped, out of the table */
+	assert_int_equal(f->s.h.regions.live, made);
+	assert_int_equal(f->s.region_bytes, (uint64_t)made * 4096);
+	assert_int_equal(pins, made + 1);
+	assert_int_equal(unpins, 1);
+	while ((fd = recv_region(peer, &m)) >= 0) {
+		close(fd);
+		got++;
+	}
+	assert_int_equal(got, made);
+	/* the client reads again: regions work again */
+	region_create(&f->s, peer, 4096);
+	close_socket(&f->s, peer);
+	fx_free(f); /* unpins every region before unmapping it */
+	assert_int_equal(pins, unpins);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1401,6 +1755,12 @@ int main(void)
 		cmocka_unit_test(sticky_backend_errors_raise_a_gpu_fault),
 		cmocka_unit_test(watchdog_faults_a_kernel_past_the_time_limit),
 		cmocka_unit_test(watchdog_keeps_up_with_many_short_kernels),
+		cmocka_unit_test(region_create_checks_sizes_and_the_socket),
+		cmocka_unit_test(region_create_passes_one_sealed_memfd),
+		cmocka_unit_test(region_copies_use_the_region_in_one_call),
+		cmocka_unit_test(regions_belong_to_their_client),
+		cmocka_unit_test(
+			region_create_fails_cleanly_when_the_client_does_not_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
