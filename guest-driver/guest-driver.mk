@@ -9,6 +9,7 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/client_core.c \
 	guest-driver/lib/client_data.c \
 	guest-driver/lib/client_image.c \
+	guest-driver/lib/client_region.c \
 	guest-driver/lib/client_params.c \
 	guest-driver/lib/client_registry.c \
 	guest-driver/lib/client_ring.c \

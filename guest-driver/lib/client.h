@@ -13,6 +13,7 @@
 #include <vgpu/protocol.h>
 
 #include "client_alloc_table.h"
+#include "client_region.h"
 #include "client_registry.h"
 #include "client_ring.h"
 #include "client_transport.h"
@@ -25,6 +26,7 @@ struct client {
 	struct vgpu_device_info info; /* cached at cuInit */
 	struct client_registry registry;
 	struct client_alloc_table allocs;
+	struct client_region_table regions; /* cuMemAllocHost buffers */
 	/* the worker has one staging buffer per client: one image at a time */
 	pthread_mutex_t stage_lock;
 	/* the device's primary context */

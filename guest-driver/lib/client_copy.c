@@ -192,6 +192,24 @@ CUresult client_copy_dtod(struct client_ring *r, uint32_t stream, uint64_t dst,
 	return client_ring_sync_result(r, err);
 }
 
+CUresult client_copy_region(struct client_ring *r, uint32_t stream,
+			    uint16_t opcode, uint32_t handle, uint64_t dev,
+			    uint64_t off, size_t n, int sync)
+{
+	struct vgpu_sqe sqe = {
+		.opcode = opcode,
+		.stream = stream,
+		.handle = handle,
+		.a = {dev, off, n},
+	};
+	CUresult err;
+
+	if (n == 0)
+		return CUDA_SUCCESS;
+	err = client_ring_call(r, &sqe, NULL);
+	return sync ? client_ring_sync_result(r, err) : err;
+}
+
 CUresult client_memset(struct client_ring *r, uint32_t stream, uint64_t dst,
 		       uint32_t value, uint32_t elem_size, size_t count,
 		       int sync)

@@ -33,6 +33,17 @@ CUresult client_memset(struct client_ring *r, uint32_t stream, uint64_t dst,
 		       uint32_t value, uint32_t elem_size, size_t count,
 		       int sync);
 
+/*
+ * One copy between device memory and a host region (opcode
+ * VGPU_OP_MEMCPY_REGION_HTOD or _DTOH): dev, n bytes at offset off of
+ * region handle. Waits for it even when !sync (CUDA lets a copy from or
+ * to page-locked memory finish before the call returns); sync also
+ * reports an earlier deferred error.
+ */
+CUresult client_copy_region(struct client_ring *r, uint32_t stream,
+			    uint16_t opcode, uint32_t handle, uint64_t dev,
+			    uint64_t off, size_t n, int sync);
+
 /* Bytes per chunk for this ring: VGPU_COPY_CHUNK_BYTES, or less when the
  * data area is small, so that at least four fit. */
 uint64_t client_copy_chunk(const struct client_ring *r);

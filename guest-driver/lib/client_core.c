@@ -96,6 +96,7 @@ static void client_init_once(void)
 		goto fail_ring;
 	}
 	client_alloc_table_init(&c->allocs);
+	client_region_table_init(&c->regions);
 	pthread_mutex_init(&c->stage_lock, NULL);
 	pthread_mutex_init(&c->primary_lock, NULL);
 	rc = client_fetch_info(c);
@@ -113,6 +114,7 @@ fail_tables:
 	pthread_mutex_destroy(&c->primary_lock);
 	pthread_mutex_destroy(&c->stage_lock);
 	client_alloc_table_fini(&c->allocs);
+	client_region_table_fini(&c->regions);
 	client_registry_fini(&c->registry);
 fail_ring:
 	client_ring_fini(&c->ring);

@@ -403,19 +403,64 @@ static int ring_spin(struct client_ring *r, uint32_t head)
 	}
 }
 
-/* True when the socket says the worker is gone. */
+int client_ring_drain_sock(int sock)
+{
+	for (;;) {
+		union {
+			char buf[CMSG_SPACE(8 * sizeof(int))];
+			struct cmsghdr align;
+		} ctl;
+		char buf[64];
+		struct iovec iov = {buf, sizeof(buf)};
+		struct msghdr msg = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = ctl.buf,
+			.msg_controllen = sizeof(ctl.buf),
+		};
+		struct cmsghdr *c;
+		ssize_t n;
+
+		n = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno != EAGAIN;
+		for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+			size_t k, cnt;
+
+			if (c->cmsg_level != SOL_SOCKET ||
+			    c->cmsg_type != SCM_RIGHTS)
+				continue;
+			cnt = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (k = 0; k < cnt; k++) {
+				int d;
+
+				memcpy(&d, CMSG_DATA(c) + k * sizeof(int),
+				       sizeof(d));
+				close(d);
+			}
+		}
+		if (n == 0)
+			return 1;
+	}
+}
+
+/*
+ * True when the socket says the worker is gone. While a region is being
+ * created the waiting packet is its creator's: look at nothing but the
+ * hang-up flags. Otherwise nothing is expected on the socket: drain
+ * stray packets (and close their descriptors).
+ */
 static int ring_sock_closed(struct client_ring *r, short revents)
 {
-	char buf[64];
-	ssize_t n;
-
 	if (revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL))
 		return 1;
 	if (!(revents & POLLIN))
 		return 0;
-	/* the socket carries nothing after the handshake: drain stray bytes */
-	n = recv(r->sock, buf, sizeof(buf), MSG_DONTWAIT);
-	return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+	if (__atomic_load_n(&r->region_busy, __ATOMIC_SEQ_CST))
+		return 0;
+	return client_ring_drain_sock(r->sock);
 }
 
 /*
@@ -441,7 +486,10 @@ static void ring_sleep(struct client_ring *r)
 		p[0].fd = r->complete_efd;
 		p[0].events = POLLIN;
 		p[1].fd = r->sock;
-		p[1].events = POLLIN | POLLRDHUP;
+		/* a creator's packet would keep POLLIN set: wait on hang-up */
+		p[1].events = __atomic_load_n(&r->region_busy, __ATOMIC_SEQ_CST)
+				      ? POLLRDHUP
+				      : POLLIN | POLLRDHUP;
 		p[0].revents = p[1].revents = 0;
 		if (poll(p, 2, RING_POLL_MS) > 0) {
 			if (p[0].revents & POLLIN) {
@@ -631,6 +679,21 @@ CUresult client_ring_data_alloc(struct client_ring *r, uint64_t len,
 void client_ring_data_free(struct client_ring *r, uint64_t off, uint64_t len)
 {
 	client_data_free(&r->area, off, len);
+	pthread_cond_broadcast(&r->cond);
+}
+
+/* ---- host regions -------------------------------------------------- */
+
+void client_ring_region_begin(struct client_ring *r)
+{
+	while (__atomic_load_n(&r->region_busy, __ATOMIC_RELAXED))
+		pthread_cond_wait(&r->cond, &r->lock);
+	__atomic_store_n(&r->region_busy, 1, __ATOMIC_SEQ_CST);
+}
+
+void client_ring_region_end(struct client_ring *r)
+{
+	__atomic_store_n(&r->region_busy, 0, __ATOMIC_SEQ_CST);
 	pthread_cond_broadcast(&r->cond);
 }
 

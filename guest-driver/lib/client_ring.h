@@ -90,6 +90,14 @@ struct client_ring {
 
 	CUresult dead;	   /* != 0 once the worker is gone */
 	CUresult deferred; /* first failure of ungrouped ASYNC work */
+
+	/*
+	 * A HOST_REGION_CREATE is in flight: the packet the worker sends
+	 * with its memfd may sit on sock, and belongs to that creator. The
+	 * liveness check then never reads the socket. Atomic: the poller
+	 * reads it with the lock dropped.
+	 */
+	uint32_t region_busy;
 };
 
 /*
@@ -169,6 +177,22 @@ CUresult client_ring_sync_result(struct client_ring *r, CUresult err);
  */
 CUresult client_ring_call(struct client_ring *r, struct vgpu_sqe *sqe,
 			  struct vgpu_cqe *cqe);
+
+/*
+ * Host region creation owns the socket's packets: begin waits for any
+ * other creation to end and marks the ring busy (so the poller leaves
+ * the socket alone and packets cannot be taken by the wrong creator);
+ * end clears it. Lock held.
+ */
+void client_ring_region_begin(struct client_ring *r);
+void client_ring_region_end(struct client_ring *r);
+
+/*
+ * Receives and discards every packet waiting on the socket, closing any
+ * descriptor that came with one. Returns 1 when the peer has closed the
+ * socket, else 0. Never blocks.
+ */
+int client_ring_drain_sock(int sock);
 
 /* Pushes sqe as ASYNC with no group (errors deferred) and flushes. */
 CUresult client_ring_submit_async(struct client_ring *r, struct vgpu_sqe *sqe);

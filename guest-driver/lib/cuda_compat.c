@@ -110,6 +110,12 @@ VGPU_API CUresult CUDAAPI cuMemGetInfo(unsigned int *free, unsigned int *total)
 	return err;
 }
 
+/* The 32-bit-size original of cuMemAllocHost: same buffer, smaller size. */
+VGPU_API CUresult CUDAAPI cuMemAllocHost(void **pp, unsigned int bytesize)
+{
+	return cuMemAllocHost_v2(pp, bytesize);
+}
+
 VGPU_API CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn,
 					   int cudaVersion, cuuint64_t flags)
 {

@@ -9,8 +9,18 @@
  * caller's buffer later (CUDA does the same for pageable memory).
  * cuMemcpy/cuMemcpyAsync tell device from host pointers by the process's
  * table of allocations.
+ *
+ * Page-locked host memory (cuMemAllocHost, cuMemHostAlloc) is a host
+ * region shared with the worker: a copy whose host range lies inside one
+ * is a single descriptor, no data-area chunks. Such copies wait for the
+ * worker even in their Async forms (CUDA allows a copy from or to
+ * page-locked memory to complete before the call returns). A worker
+ * without regions (CUDA_ERROR_NOT_SUPPORTED) gets plain page-aligned
+ * memory instead, copied in chunks as any host memory.
  */
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "client_api.h"
@@ -81,7 +91,129 @@ VGPU_API CUresult CUDAAPI cuMemGetInfo(size_t *free, size_t *total)
 	return CUDA_SUCCESS;
 }
 
+/* ---- page-locked host memory ---------------------------------------- */
+
+/* Plain page-aligned memory, for a worker without host regions or a
+ * buffer larger than one region may be; recorded with handle 0. */
+static CUresult host_alloc_plain(struct client *c, size_t bytes, void **pp)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct client_region reg = {0};
+	void *p;
+
+	if (bytes > SIZE_MAX - page)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	bytes = (bytes + page - 1) & ~(page - 1);
+	p = aligned_alloc(page, bytes);
+	if (!p)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	reg.base = (uint64_t)(uintptr_t)p;
+	reg.size = bytes;
+	if (client_region_add(&c->regions, &reg)) {
+		free(p);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*pp = p;
+	return CUDA_SUCCESS;
+}
+
+/* A host region of bytes, or plain memory when the worker has none. */
+static CUresult host_alloc(void **pp, size_t bytes, unsigned int flags)
+{
+	struct client_region reg;
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!pp || bytes == 0 ||
+	    (flags & ~(unsigned int)(CU_MEMHOSTALLOC_PORTABLE |
+				     CU_MEMHOSTALLOC_DEVICEMAP |
+				     CU_MEMHOSTALLOC_WRITECOMBINED)))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* the vGPU cannot address host memory: no mapped buffers */
+	if (flags & CU_MEMHOSTALLOC_DEVICEMAP)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (bytes > VGPU_HOST_REGION_MAX_BYTES ||
+	    __atomic_load_n(&c->regions.unsupported, __ATOMIC_RELAXED))
+		return host_alloc_plain(c, bytes, pp);
+	err = client_region_create(&c->ring, bytes, &reg);
+	if (err == CUDA_ERROR_NOT_SUPPORTED) {
+		/* an older worker: keep the program working */
+		__atomic_store_n(&c->regions.unsupported, 1, __ATOMIC_RELAXED);
+		return host_alloc_plain(c, bytes, pp);
+	}
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (client_region_add(&c->regions, &reg)) {
+		client_region_destroy(&c->ring, &reg);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*pp = (void *)(uintptr_t)reg.base;
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuMemAllocHost(void **pp, size_t bytesize)
+{
+	return host_alloc(pp, bytesize, 0);
+}
+
+VGPU_API CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize,
+					 unsigned int Flags)
+{
+	return host_alloc(pp, bytesize, Flags);
+}
+
+VGPU_API CUresult CUDAAPI cuMemFreeHost(void *p)
+{
+	struct client_region reg;
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!p ||
+	    client_region_remove(&c->regions, (uint64_t)(uintptr_t)p, &reg))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (reg.handle == 0) {
+		free(p);
+		return CUDA_SUCCESS;
+	}
+	err = client_region_destroy(&c->ring, &reg);
+	/* a gone worker has dropped its regions already */
+	return client_ring_dead(&c->ring) ? CUDA_SUCCESS : err;
+}
+
 /* ---- copies --------------------------------------------------------- */
+
+/* H2D: one region descriptor when src lies inside one host region, else
+ * chunks through the data area. */
+static CUresult copy_htod(struct client *c, uint32_t s, uint64_t dst,
+			  const void *src, size_t n, int sync)
+{
+	uint64_t h = (uint64_t)(uintptr_t)src;
+	struct client_region reg;
+
+	if (n && client_region_find(&c->regions, h, n, &reg) && reg.handle)
+		return client_copy_region(
+			&c->ring, s, VGPU_OP_MEMCPY_REGION_HTOD, reg.handle,
+			dst, h - reg.base, n, sync);
+	return client_copy_htod(&c->ring, s, dst, src, n, sync);
+}
+
+/* D2H: as copy_htod; waits in every form (see client_copy_dtoh). */
+static CUresult copy_dtoh(struct client *c, uint32_t s, void *dst, uint64_t src,
+			  size_t n, int sync)
+{
+	uint64_t h = (uint64_t)(uintptr_t)dst;
+	struct client_region reg;
+
+	if (n && client_region_find(&c->regions, h, n, &reg) && reg.handle)
+		return client_copy_region(
+			&c->ring, s, VGPU_OP_MEMCPY_REGION_DTOH, reg.handle,
+			src, h - reg.base, n, sync);
+	return client_copy_dtoh(&c->ring, s, dst, src, n);
+}
 
 /* Entry check of the copies: context, stream, and a host pointer that
  * may only be NULL when nothing is copied. */
@@ -106,7 +238,7 @@ VGPU_API CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dstDevice,
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	return client_copy_htod(&c->ring, s, dstDevice, srcHost, ByteCount, 1);
+	return copy_htod(c, s, dstDevice, srcHost, ByteCount, 1);
 }
 
 VGPU_API CUresult CUDAAPI cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice,
@@ -118,7 +250,7 @@ VGPU_API CUresult CUDAAPI cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice,
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	return client_copy_dtoh(&c->ring, s, dstHost, srcDevice, ByteCount);
+	return copy_dtoh(c, s, dstHost, srcDevice, ByteCount, 1);
 }
 
 VGPU_API CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dstDevice,
@@ -144,7 +276,7 @@ VGPU_API CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dstDevice,
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	return client_copy_htod(&c->ring, s, dstDevice, srcHost, ByteCount, 0);
+	return copy_htod(c, s, dstDevice, srcHost, ByteCount, 0);
 }
 
 VGPU_API CUresult CUDAAPI cuMemcpyDtoHAsync(void *dstHost,
@@ -157,7 +289,7 @@ VGPU_API CUresult CUDAAPI cuMemcpyDtoHAsync(void *dstHost,
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	return client_copy_dtoh(&c->ring, s, dstHost, srcDevice, ByteCount);
+	return copy_dtoh(c, s, dstHost, srcDevice, ByteCount, 0);
 }
 
 VGPU_API CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dstDevice,
@@ -195,11 +327,10 @@ static CUresult copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n,
 	if (ddev && sdev)
 		return client_copy_dtod(&c->ring, s, dst, src, n, sync);
 	if (ddev)
-		return client_copy_htod(&c->ring, s, dst,
-					(const void *)(uintptr_t)src, n, sync);
+		return copy_htod(c, s, dst, (const void *)(uintptr_t)src, n,
+				 sync);
 	if (sdev)
-		return client_copy_dtoh(&c->ring, s, (void *)(uintptr_t)dst,
-					src, n);
+		return copy_dtoh(c, s, (void *)(uintptr_t)dst, src, n, sync);
 	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
 	return CUDA_SUCCESS;
 }

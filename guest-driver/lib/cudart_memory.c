@@ -3,9 +3,9 @@
  * Memory: device allocations, pinned host memory, copies, fills and
  * symbols, over our driver API.
  *
- * Pinned host memory is for now a page-aligned host allocation (every
- * copy passes through the ring's data area anyway); placing it inside
- * the data area, to save that copy, is not done yet. cudaMemcpyDefault
+ * Pinned host memory is the driver's page-locked memory (cuMemHostAlloc):
+ * a host region shared with the worker, so that copies from and to it
+ * are one descriptor each, not chunks through the data area. cudaMemcpyDefault
  * tells device from host pointers by the driver's table of cudaMalloc'd
  * ranges: a symbol's address is not in it, so use an explicit kind (or
  * cudaMemcpyToSymbol) for variables.
@@ -17,24 +17,15 @@
 #include "cudart.h"
 #include "cudart_module.h"
 
-#define HOST_ALIGN 4096
-
 /* ---- pinned host memory ---------------------------------------------- */
 
-/* Pointers cudaMallocHost/cudaHostAlloc handed out, so cudaFreeHost can
- * refuse anything else instead of freeing it. */
-struct host_block {
-	void *p;
-	struct host_block *next;
-};
-
-static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct host_block *host_blocks;
-
+/* Page-locked memory is the driver's: a host region shared with the
+ * worker (copies from and to it skip the data area), or plain memory
+ * from a worker without regions. cuMemFreeHost refuses any pointer that
+ * did not come from it. */
 static cudaError_t host_alloc(void **ptr, size_t size, unsigned int flags)
 {
 	cudaError_t err = cudart_enter();
-	struct host_block *b;
 
 	if (err != cudaSuccess)
 		return cudart_ret(err);
@@ -44,22 +35,11 @@ static cudaError_t host_alloc(void **ptr, size_t size, unsigned int flags)
 		return cudart_ret(cudaErrorInvalidValue);
 	if (flags & cudaHostAllocMapped)
 		return cudart_unsupported("cudaHostAlloc(cudaHostAllocMapped)");
-	b = malloc(sizeof(*b));
-	if (!b)
-		return cudart_ret(cudaErrorMemoryAllocation);
-	size = size ? (size + HOST_ALIGN - 1) & ~(size_t)(HOST_ALIGN - 1)
-		    : HOST_ALIGN;
-	b->p = aligned_alloc(HOST_ALIGN, size);
-	if (!b->p) {
-		free(b);
-		return cudart_ret(cudaErrorMemoryAllocation);
-	}
-	pthread_mutex_lock(&host_lock);
-	b->next = host_blocks;
-	host_blocks = b;
-	pthread_mutex_unlock(&host_lock);
-	*ptr = b->p;
-	return cudaSuccess;
+	/* CUDA hands out a buffer even for 0 bytes */
+	return cudart_ret_cu(
+		cuMemHostAlloc(ptr, size ? size : 1,
+			       flags & (CU_MEMHOSTALLOC_PORTABLE |
+					CU_MEMHOSTALLOC_WRITECOMBINED)));
 }
 
 CUDART_API cudaError_t CUDARTAPI cudaMallocHost(void **ptr, size_t size)
@@ -75,23 +55,14 @@ CUDART_API cudaError_t CUDARTAPI cudaHostAlloc(void **pHost, size_t size,
 
 CUDART_API cudaError_t CUDARTAPI cudaFreeHost(void *ptr)
 {
-	struct host_block **pp, *b = NULL;
+	cudaError_t err;
 
 	if (!ptr)
 		return cudaSuccess;
-	pthread_mutex_lock(&host_lock);
-	for (pp = &host_blocks; *pp; pp = &(*pp)->next)
-		if ((*pp)->p == ptr) {
-			b = *pp;
-			*pp = b->next;
-			break;
-		}
-	pthread_mutex_unlock(&host_lock);
-	if (!b)
-		return cudart_ret(cudaErrorInvalidValue);
-	free(b->p);
-	free(b);
-	return cudaSuccess;
+	err = cudart_enter();
+	if (err != cudaSuccess)
+		return cudart_ret(err);
+	return cudart_ret_cu(cuMemFreeHost(ptr));
 }
 
 /* Registration would pin; every copy is staged anyway, so it is a no-op

@@ -5,7 +5,9 @@
  * deferred and grouped errors, chunked copies that are exact and really
  * pipelined, several threads at once, and a worker that dies (header
  * DEAD, socket closed, nonsense completion) turning every pending and
- * later call into an error instead of a hang.
+ * later call into an error instead of a hang. Host regions: a CREATE
+ * whose packet is wrong in any way is refused without a leak and the
+ * region destroyed; the liveness check never eats a creator's packet.
  */
 #include <errno.h>
 #include <poll.h>
@@ -16,7 +18,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,6 +29,7 @@
 #include <vgpu/ring.h>
 
 #include "client_copy.h"
+#include "client_region.h"
 #include "client_ring.h"
 
 #define SQ	  16
@@ -43,6 +48,28 @@ enum fake_action {
 	FAKE_SLOW = 5,	  /* complete after a[1] microseconds */
 };
 
+/* how the fake worker answers HOST_REGION_CREATE */
+enum fake_region_mode {
+	REGION_OK = 0,
+	REGION_BAD_MAGIC,
+	REGION_NO_FD,
+	REGION_TWO_FDS,
+	REGION_WRONG_HANDLE,
+	REGION_WRONG_SIZE,
+	REGION_SMALL_FD,
+	REGION_NO_PACKET,
+	REGION_LONG_PACKET,
+	REGION_UNSUPPORTED,
+};
+
+#define FAKE_REGIONS 16
+
+struct fake_region {
+	uint32_t handle; /* 0 = free */
+	unsigned char *p;
+	uint64_t size;
+};
+
 struct fake {
 	void *map;
 	struct vgpu_ring_header *hdr;
@@ -53,6 +80,10 @@ struct fake {
 	int stop;
 	unsigned char *dev;
 	uint32_t max_outstanding; /* most descriptors seen waiting at once */
+	int region_mode;	  /* enum fake_region_mode */
+	int regions_live;
+	uint32_t next_region;
+	struct fake_region regions[FAKE_REGIONS];
 	struct client_ring ring;
 };
 
@@ -77,6 +108,113 @@ static int fake_dev_ok(uint64_t addr, uint64_t len)
 {
 	return addr >= DEV_BASE &&
 	       ring_range_ok(addr - DEV_BASE, len, DEV_BYTES);
+}
+
+static struct fake_region *fake_region_get(struct fake *f, uint32_t handle)
+{
+	for (int i = 0; i < FAKE_REGIONS; i++)
+		if (handle && f->regions[i].handle == handle)
+			return &f->regions[i];
+	return NULL;
+}
+
+/*
+ * HOST_REGION_CREATE as a worker does it, or wrongly as region_mode
+ * says: a memfd, mapped here too, sent in one packet before the
+ * completion, which comes a little later so the client's poller sees
+ * the packet waiting.
+ */
+static void fake_region_create(struct fake *f, const struct vgpu_sqe *q,
+			       struct vgpu_cqe *c)
+{
+	int mode = __atomic_load_n(&f->region_mode, __ATOMIC_ACQUIRE);
+	struct vgpu_region_msg m[2] = {{0}};
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {m, sizeof(m[0])};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct fake_region *reg = fake_region_get(f, 0);
+	uint64_t size = (q->a[0] + 4095) & ~4095ull;
+	struct cmsghdr *cm;
+	int fd, fds[2];
+
+	memset(&ctl, 0, sizeof(ctl));
+	for (int i = 0; i < FAKE_REGIONS && !reg; i++)
+		if (!f->regions[i].handle)
+			reg = &f->regions[i];
+	if (mode == REGION_UNSUPPORTED || !reg) {
+		c->status = CUDA_ERROR_NOT_SUPPORTED;
+		return;
+	}
+	fd = memfd_create("fake-region", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(
+		ftruncate(fd,
+			  (off_t)(mode == REGION_SMALL_FD ? size / 2 : size)),
+		0);
+	reg->p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(reg->p != MAP_FAILED);
+	reg->size = size;
+	reg->handle = ++f->next_region;
+	f->regions_live++;
+	m[0].magic = mode == REGION_BAD_MAGIC ? 0x1234 : VGPU_REGION_MSG_MAGIC;
+	m[0].handle = reg->handle + (mode == REGION_WRONG_HANDLE);
+	m[0].size = size + (mode == REGION_WRONG_SIZE ? 4096 : 0);
+	if (mode == REGION_LONG_PACKET)
+		iov.iov_len = sizeof(m);
+	fds[0] = fds[1] = fd;
+	if (mode != REGION_NO_FD) {
+		int n = mode == REGION_TWO_FDS ? 2 : 1;
+
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = CMSG_SPACE(n * sizeof(int));
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(n * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, n * sizeof(int));
+	}
+	if (mode != REGION_NO_PACKET)
+		assert_true(sendmsg(f->sock[1], &msg, MSG_NOSIGNAL) > 0);
+	close(fd);
+	usleep(20000);
+	c->r[0] = reg->handle;
+	c->r[1] = size;
+}
+
+static void fake_region_destroy(struct fake *f, const struct vgpu_sqe *q,
+				struct vgpu_cqe *c)
+{
+	struct fake_region *reg = fake_region_get(f, q->handle);
+
+	if (!reg) {
+		c->status = CUDA_ERROR_INVALID_HANDLE;
+		return;
+	}
+	munmap(reg->p, reg->size);
+	memset(reg, 0, sizeof(*reg));
+	f->regions_live--;
+}
+
+/* MEMCPY_REGION_HTOD/DTOH between the fake's own mapping and f->dev. */
+static void fake_region_copy(struct fake *f, const struct vgpu_sqe *q,
+			     struct vgpu_cqe *c)
+{
+	struct fake_region *reg = fake_region_get(f, q->handle);
+
+	if (!reg || !fake_dev_ok(q->a[0], q->a[2]) ||
+	    !ring_range_ok(q->a[1], q->a[2], reg->size)) {
+		c->status = CUDA_ERROR_INVALID_VALUE;
+		return;
+	}
+	if (q->opcode == VGPU_OP_MEMCPY_REGION_HTOD)
+		memcpy(f->dev + (q->a[0] - DEV_BASE), reg->p + q->a[1],
+		       q->a[2]);
+	else
+		memcpy(reg->p + q->a[1], f->dev + (q->a[0] - DEV_BASE),
+		       q->a[2]);
 }
 
 /* Runs one descriptor; returns 0 to go on, 1 to stop serving. */
@@ -127,6 +265,16 @@ static int fake_exec(struct fake *f, const struct vgpu_sqe *q,
 		else
 			memcpy(data + q->a[1], f->dev + (q->a[0] - DEV_BASE),
 			       q->a[2]);
+		break;
+	case VGPU_OP_HOST_REGION_CREATE:
+		fake_region_create(f, q, c);
+		break;
+	case VGPU_OP_HOST_REGION_DESTROY:
+		fake_region_destroy(f, q, c);
+		break;
+	case VGPU_OP_MEMCPY_REGION_HTOD:
+	case VGPU_OP_MEMCPY_REGION_DTOH:
+		fake_region_copy(f, q, c);
 		break;
 	default:
 		c->status = CUDA_ERROR_NOT_SUPPORTED;
@@ -203,6 +351,9 @@ static int fake_teardown(void **state)
 
 	__atomic_store_n(&f->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(f->thread, NULL);
+	for (int i = 0; i < FAKE_REGIONS; i++)
+		if (f->regions[i].handle)
+			munmap(f->regions[i].p, f->regions[i].size);
 	client_ring_fini(&f->ring);
 	close(f->sock[0]);
 	if (f->sock[1] >= 0)
@@ -484,6 +635,193 @@ static void ring_init_rejects_bad_layouts(void **state)
 	free(map);
 }
 
+/* ---- host regions ---------------------------------------------------- */
+
+static void region_table_lookup_edges(void **state)
+{
+	struct client_region_table t;
+	struct client_region a = {0x10000, 0x2000, 1}, b = {0x20000, 0x1000, 2};
+	struct client_region plain = {0x30000, 0x1000, 0}, got;
+
+	(void)state;
+	client_region_table_init(&t);
+	assert_int_equal(client_region_add(&t, &b), 0);
+	assert_int_equal(client_region_add(&t, &a), 0);
+	assert_int_equal(client_region_add(&t, &plain), 0);
+	/* first byte, last byte, whole range */
+	assert_true(client_region_find(&t, 0x10000, 1, &got));
+	assert_int_equal(got.handle, 1);
+	assert_true(client_region_find(&t, 0x11fff, 1, &got));
+	assert_true(client_region_find(&t, 0x10000, 0x2000, &got));
+	assert_true(client_region_find(&t, 0x10800, 0, &got));
+	/* one past either end, and ranges that run out of it */
+	assert_false(client_region_find(&t, 0xffff, 1, NULL));
+	assert_false(client_region_find(&t, 0x12000, 1, NULL));
+	assert_false(client_region_find(&t, 0x10000, 0x2001, NULL));
+	assert_false(client_region_find(&t, 0x11fff, 2, NULL));
+	assert_false(client_region_find(&t, 0x1ffff, 2, NULL));
+	/* no wrap-around with a huge length */
+	assert_false(client_region_find(&t, 0x10001, UINT64_MAX, NULL));
+	assert_false(client_region_find(&t, 0, 1, NULL));
+	assert_false(client_region_find(&t, UINT64_MAX, 1, NULL));
+	assert_true(client_region_find(&t, 0x20800, 0x800, &got));
+	assert_int_equal(got.handle, 2);
+	assert_true(client_region_find(&t, 0x30000, 1, &got));
+	assert_int_equal(got.handle, 0);
+	/* remove only by base */
+	assert_int_equal(client_region_remove(&t, 0x10800, NULL), -1);
+	assert_int_equal(client_region_remove(&t, 0x10000, &got), 0);
+	assert_int_equal(got.handle, 1);
+	assert_int_equal(got.size, 0x2000);
+	assert_false(client_region_find(&t, 0x10000, 1, NULL));
+	assert_int_equal(client_region_remove(&t, 0x10000, NULL), -1);
+	client_region_table_fini(&t);
+}
+
+static void region_table_refuses_overlaps(void **state)
+{
+	struct client_region_table t;
+	struct client_region a = {0x10000, 0x2000, 1};
+	struct client_region bad[] = {
+		{0x10000, 0x2000, 2},		 /* the same */
+		{0xf000, 0x1001, 3},		 /* runs into it */
+		{0x11fff, 0x10, 4},		 /* starts in its last byte */
+		{0x10800, 0x100, 5},		 /* inside */
+		{0xf000, 0x4000, 6},		 /* around */
+		{0x40000, 0, 7},		 /* empty */
+		{UINT64_MAX - 0xfff, 0x2000, 8}, /* wraps */
+	};
+	struct client_region before = {0xf000, 0x1000, 9};
+	struct client_region after = {0x12000, 0x1000, 10};
+
+	(void)state;
+	client_region_table_init(&t);
+	assert_int_equal(client_region_add(&t, &a), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(client_region_add(&t, &bad[i]), -1);
+	assert_int_equal(client_region_add(&t, &before), 0);
+	assert_int_equal(client_region_add(&t, &after), 0);
+	assert_int_equal(t.n, 3);
+	client_region_table_fini(&t);
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static void region_create_copy_destroy(void **state)
+{
+	struct fake *f = *state;
+	struct client_ring *r = &f->ring;
+	struct client_region reg;
+	unsigned char *p;
+	int fds = count_fds();
+
+	assert_int_equal(client_region_create(r, 3 << 20, &reg), CUDA_SUCCESS);
+	assert_int_equal(reg.size, 3 << 20);
+	assert_int_equal(f->regions_live, 1);
+	assert_int_equal(count_fds(), fds); /* the fd was closed, mapped */
+	p = (unsigned char *)(uintptr_t)reg.base;
+	for (size_t i = 0; i < reg.size; i++)
+		p[i] = (unsigned char)(i * 7 + 3);
+	assert_int_equal(client_copy_region(r, 0, VGPU_OP_MEMCPY_REGION_HTOD,
+					    reg.handle, DEV_BASE + 4096, 0,
+					    reg.size, 1),
+			 CUDA_SUCCESS);
+	memset(p, 0, reg.size);
+	assert_int_equal(client_copy_region(r, 0, VGPU_OP_MEMCPY_REGION_DTOH,
+					    reg.handle, DEV_BASE + 4096, 0,
+					    reg.size, 0),
+			 CUDA_SUCCESS);
+	for (size_t i = 0; i < reg.size; i++)
+		assert_int_equal(p[i], (unsigned char)(i * 7 + 3));
+	assert_int_equal(client_region_destroy(r, &reg), CUDA_SUCCESS);
+	assert_int_equal(f->regions_live, 0);
+	/* the ring still works, and nothing was left on the socket */
+	assert_int_equal(nop(r, FAKE_OK, 0), CUDA_SUCCESS);
+}
+
+static void region_bad_packets_are_refused(void **state)
+{
+	static const int modes[] = {
+		REGION_BAD_MAGIC,    REGION_NO_FD,	 REGION_TWO_FDS,
+		REGION_WRONG_HANDLE, REGION_WRONG_SIZE,	 REGION_SMALL_FD,
+		REGION_NO_PACKET,    REGION_LONG_PACKET,
+	};
+	struct fake *f = *state;
+	struct client_region reg;
+	int fds = count_fds();
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		__atomic_store_n(&f->region_mode, modes[i], __ATOMIC_RELEASE);
+		assert_int_equal(client_region_create(&f->ring, 8192, &reg),
+				 CUDA_ERROR_OUT_OF_MEMORY);
+		/* destroyed on the worker, nothing left open here */
+		assert_int_equal(f->regions_live, 0);
+		assert_int_equal(count_fds(), fds);
+		assert_int_equal(client_ring_dead(&f->ring), CUDA_SUCCESS);
+	}
+	__atomic_store_n(&f->region_mode, REGION_UNSUPPORTED, __ATOMIC_RELEASE);
+	assert_int_equal(client_region_create(&f->ring, 8192, &reg),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	__atomic_store_n(&f->region_mode, REGION_OK, __ATOMIC_RELEASE);
+	assert_int_equal(client_region_create(&f->ring, 8192, &reg),
+			 CUDA_SUCCESS);
+	assert_int_equal(client_region_destroy(&f->ring, &reg), CUDA_SUCCESS);
+	assert_int_equal(count_fds(), fds);
+}
+
+struct region_thread {
+	struct fake *f;
+	int ok;
+};
+
+/* Creates and destroys regions while other threads do the same and
+ * the fake's packets sit on the socket under a sleeping poller. */
+static void *region_thread_main(void *arg)
+{
+	struct region_thread *t = arg;
+	struct client_region reg;
+
+	for (int i = 0; i < 8; i++) {
+		if (client_region_create(&t->f->ring, 4096 * (i + 1), &reg))
+			return NULL;
+		((volatile char *)(uintptr_t)reg.base)[0] = 1;
+		if (nop(&t->f->ring, FAKE_SLOW, 1000) ||
+		    client_region_destroy(&t->f->ring, &reg))
+			return NULL;
+	}
+	t->ok = 1;
+	return NULL;
+}
+
+static void region_creates_from_threads(void **state)
+{
+	struct region_thread t[4];
+	pthread_t th[4];
+
+	for (int i = 0; i < 4; i++) {
+		t[i] = (struct region_thread){*state, 0};
+		assert_int_equal(
+			pthread_create(&th[i], NULL, region_thread_main, &t[i]),
+			0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		assert_true(t[i].ok);
+	}
+	assert_int_equal(((struct fake *)*state)->regions_live, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -514,6 +852,14 @@ int main(void)
 			ring_nonsense_completion_is_launch_failed, fake_setup,
 			fake_teardown),
 		cmocka_unit_test(ring_init_rejects_bad_layouts),
+		cmocka_unit_test(region_table_lookup_edges),
+		cmocka_unit_test(region_table_refuses_overlaps),
+		cmocka_unit_test_setup_teardown(region_create_copy_destroy,
+						fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(region_bad_packets_are_refused,
+						fake_setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(region_creates_from_threads,
+						fake_setup, fake_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
