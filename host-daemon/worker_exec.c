@@ -934,6 +934,10 @@ static void region_free(struct worker_session *s, struct worker_region *r)
 
 	if (r->pinned)
 		w->ops->host_unregister(w->be, r->base);
+	/* free the pages now: the client's fd or mapping (or one still
+	 * queued on its socket) must not keep memory the worker faulted in
+	 * (pinning) beyond VGPU_HOST_REGIONS_MAX_BYTES */
+	madvise(r->base, r->size, MADV_REMOVE);
 	munmap(r->base, r->size);
 	s->region_bytes -= r->size;
 	free(r);
