@@ -6,6 +6,7 @@
  * right after the completion, checked, and mapped.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -189,8 +190,11 @@ static int region_recv_fd(int sock, uint32_t handle, uint64_t size)
 	    m[0].magic != VGPU_REGION_MSG_MAGIC || m[0].handle != handle ||
 	    m[0].size != size)
 		goto fail;
+	/* sealed against shrinking, or a bad worker could truncate it under
+	 * our mapping and SIGBUS the program */
 	if (fstat(fds[0], &st) || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < size)
+	    (uint64_t)st.st_size < size ||
+	    !(fcntl(fds[0], F_GET_SEALS) & F_SEAL_SHRINK))
 		goto fail;
 	return fds[0];
 fail:

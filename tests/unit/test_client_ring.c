@@ -10,6 +10,7 @@
  * region destroyed; the liveness check never eats a creator's packet.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -57,6 +58,7 @@ enum fake_region_mode {
 	REGION_WRONG_HANDLE,
 	REGION_WRONG_SIZE,
 	REGION_SMALL_FD,
+	REGION_UNSEALED, /* a worker that could shrink it under us */
 	REGION_NO_PACKET,
 	REGION_LONG_PACKET,
 	REGION_UNSUPPORTED,
@@ -148,12 +150,16 @@ static void fake_region_create(struct fake *f, const struct vgpu_sqe *q,
 		c->status = CUDA_ERROR_NOT_SUPPORTED;
 		return;
 	}
-	fd = memfd_create("fake-region", MFD_CLOEXEC);
+	fd = memfd_create("fake-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	assert_true(fd >= 0);
 	assert_int_equal(
 		ftruncate(fd,
 			  (off_t)(mode == REGION_SMALL_FD ? size / 2 : size)),
 		0);
+	if (mode != REGION_UNSEALED)
+		assert_int_equal(fcntl(fd, F_ADD_SEALS,
+				       F_SEAL_SHRINK | F_SEAL_GROW),
+				 0);
 	reg->p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	assert_true(reg->p != MAP_FAILED);
 	reg->size = size;
@@ -755,7 +761,7 @@ static void region_bad_packets_are_refused(void **state)
 	static const int modes[] = {
 		REGION_BAD_MAGIC,    REGION_NO_FD,	 REGION_TWO_FDS,
 		REGION_WRONG_HANDLE, REGION_WRONG_SIZE,	 REGION_SMALL_FD,
-		REGION_NO_PACKET,    REGION_LONG_PACKET,
+		REGION_UNSEALED,     REGION_NO_PACKET,	 REGION_LONG_PACKET,
 	};
 	struct fake *f = *state;
 	struct client_region reg;
