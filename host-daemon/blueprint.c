@@ -510,6 +510,31 @@ bad:
 }
 
 /*
+ * Read the next event as the scalar value of field into *v (pointing into
+ * *ev, which the caller deletes on success). A mapping or sequence where a
+ * value belongs is an error naming the field.
+ */
+static int bp_next_scalar(struct bp_parser *p, const char *field,
+			  yaml_event_t *ev, struct bp_value *v)
+{
+	int rc;
+
+	if (bp_next(p, ev, field))
+		return -1;
+	if (ev->type != YAML_SCALAR_EVENT) {
+		rc = bp_fail(p, ev->start_mark,
+			     "field '%s': expected a single value, not %s",
+			     field, bp_event_kind(ev));
+		yaml_event_delete(ev);
+		return rc;
+	}
+	v->s = (const char *)ev->data.scalar.value;
+	v->n = ev->data.scalar.length;
+	v->mark = ev->start_mark;
+	return 0;
+}
+
+/*
  * Read the value of a field that takes a scalar and hand it to the
  * field's checker. The key is already consumed.
  */
@@ -520,18 +545,8 @@ static int bp_scalar_field(struct bp_parser *p, enum bp_field f)
 	yaml_event_t ev;
 	int rc;
 
-	if (bp_next(p, &ev, field))
+	if (bp_next_scalar(p, field, &ev, &v))
 		return -1;
-	if (ev.type != YAML_SCALAR_EVENT) {
-		rc = bp_fail(p, ev.start_mark,
-			     "field '%s': expected a single value, not %s",
-			     field, bp_event_kind(&ev));
-		yaml_event_delete(&ev);
-		return rc;
-	}
-	v.s = (const char *)ev.data.scalar.value;
-	v.n = ev.data.scalar.length;
-	v.mark = ev.start_mark;
 
 	switch (f) {
 	case BP_VERSION:
@@ -680,19 +695,8 @@ static int bp_consumer(struct bp_parser *p)
 				       "of user or group)",
 				       field, i ? "user" : "group", seen[!i]);
 
-		if (bp_next(p, &ev, field))
+		if (bp_next_scalar(p, field, &ev, &v))
 			return -1;
-		if (ev.type != YAML_SCALAR_EVENT) {
-			rc = bp_fail(p, ev.start_mark,
-				     "field '%s': expected a single value, "
-				     "not %s",
-				     field, bp_event_kind(&ev));
-			yaml_event_delete(&ev);
-			return rc;
-		}
-		v.s = (const char *)ev.data.scalar.value;
-		v.n = ev.data.scalar.length;
-		v.mark = ev.start_mark;
 		rc = bp_set_id(p, field, kind, &v);
 		yaml_event_delete(&ev);
 		if (rc)
