@@ -24,6 +24,8 @@ enum vgpu_ctl_type {
 	VGPU_CTL_CLIENT = 2,   /* struct vgpu_ctl_client + 1 fd (SCM_RIGHTS):
 				  the client's socket, hello already read */
 	VGPU_CTL_SHUTDOWN = 3, /* no payload: finish, free, exit 0 */
+	VGPU_CTL_CHANNEL = 4,  /* struct vgpu_ctl_channel + 4 fds: a client
+				  whose ring lies in an mdev's BAR2 */
 
 	/* worker -> vgpud */
 	VGPU_CTL_READY = 10, /* struct vgpu_ctl_ready: answer to CONFIG */
@@ -103,6 +105,28 @@ struct vgpu_ctl_client {
 	uint32_t uid;
 	uint16_t major, minor; /* client's protocol version */
 	uint32_t reserved;
+};
+
+/*
+ * VGPU_CTL_CHANNEL: a VM's channel (pci.h) as a client. Attached fds, in
+ * order: a socket (vgpud holds the other end), the BAR2 memfd, the submit
+ * eventfd (vgpu_mdev.ko signals it on the guest's doorbell write) and the
+ * completion eventfd (the worker writes 8 bytes to it where it would ring a
+ * local client's doorbell; the module turns that into the interrupt).
+ *
+ * The worker lays the ring out in [ring_offset, ring_offset + ring_size)
+ * of the memfd (ring_layout_compute with the data area filling the range)
+ * and answers on the socket with a struct vgpu_hello_reply and no fds.
+ * Host regions are not offered (HOST_REGION_CREATE: NOT_SUPPORTED). The
+ * channel ends when vgpud shuts its end down (SHUT_WR): the worker frees
+ * the client and closes its end, which tells vgpud the ring is free.
+ */
+struct vgpu_ctl_channel {
+	struct vgpu_ctl_client who; /* pid 0, uid 0: a VM */
+	uint32_t instance;	    /* for logs */
+	uint32_t channel;
+	uint64_t ring_offset; /* page-aligned */
+	uint64_t ring_size;   /* page multiple, <= VGPU_PCI_CHANNEL_STRIDE */
 };
 
 /* VGPU_CTL_STATS */

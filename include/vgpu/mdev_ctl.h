@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * /dev/vgpu-ctl: how vgpud drives vgpu_mdev.ko. The one definition of the
+ * control device's events and ioctls; kernel and user space include it.
+ *
+ * Only one process (vgpud, root: CAP_SYS_ADMIN) may hold the device open;
+ * a second open gets EBUSY. The daemon:
+ *
+ *   1. VGPU_MDEV_IOC_HELLO (versions must match), then VGPU_MDEV_IOC_GET_TYPE
+ *      for each type of the fixed catalogue, and VGPU_MDEV_IOC_SET_AVAILABLE
+ *      whenever what it could compose changes (free SM groups, memory).
+ *   2. read()s struct vgpu_mdev_event records (poll: POLLIN), and answers:
+ *      CREATE           -> CREATE_DONE (status 0, or -errno and a message;
+ *                          the sysfs create that caused it waits for this,
+ *                          at most VGPU_MDEV_CREATE_TIMEOUT_S)
+ *      CHANNEL_OPEN     -> CHANNEL_SETUP with the two eventfds, then
+ *                          CHANNEL_STATE OPEN (the worker has laid out the
+ *                          ring) or FAILED
+ *      CHANNEL_CLOSE    -> once the worker has let go of the ring:
+ *                          CHANNEL_STATE FREE
+ *      RESET, CLOSE     -> as CHANNEL_CLOSE, for every channel not FREE
+ *      REMOVE           -> nothing to answer: the instance is gone; destroy
+ *                          its vGPU
+ *      EXISTS           -> CREATE_DONE again (a restarted daemon re-attaches)
+ *   3. When it closes the device (or dies), every instance goes to
+ *      VGPU_DEVICE_ERROR (the guest gets an interrupt), its channels to
+ *      VGPU_CHAN_FAILED, and their eventfds are dropped. The next daemon's
+ *      HELLO queues one EXISTS event per instance.
+ *
+ * Every ioctl names an instance by the id of its events; a stale id gets
+ * ENOENT, a bad channel or state EINVAL, and nothing else changes.
+ */
+#ifndef VGPU_MDEV_CTL_H
+#define VGPU_MDEV_CTL_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define VGPU_MDEV_CTL_NAME	   "vgpu-ctl" /* /dev/vgpu-ctl */
+#define VGPU_MDEV_CTL_VERSION	   1
+#define VGPU_MDEV_CREATE_TIMEOUT_S 30
+#define VGPU_MDEV_TEXT_MAX	   256
+#define VGPU_MDEV_TYPE_NAME_MAX	   32
+
+enum vgpu_mdev_event_type {
+	VGPU_MDEV_EV_CREATE = 1,	/* an instance was created (sysfs) */
+	VGPU_MDEV_EV_REMOVE = 2,	/* an instance is gone */
+	VGPU_MDEV_EV_OPEN = 3,		/* a VFIO user opened the device */
+	VGPU_MDEV_EV_CLOSE = 4,		/* ... and closed it */
+	VGPU_MDEV_EV_RESET = 5,		/* VFIO_DEVICE_RESET (guest reboot) */
+	VGPU_MDEV_EV_CHANNEL_OPEN = 6,	/* the guest wrote CMD_OPEN */
+	VGPU_MDEV_EV_CHANNEL_CLOSE = 7, /* the guest wrote CMD_CLOSE */
+	VGPU_MDEV_EV_EXISTS = 8,	/* replayed after HELLO */
+};
+
+/* One record of read(); a read returns whole records only. */
+struct vgpu_mdev_event {
+	__u32 type;	/* enum vgpu_mdev_event_type */
+	__u32 instance; /* id, unique while the module is loaded */
+	__u32 type_index; /* catalogue index (CREATE, EXISTS) */
+	__u32 channel;	  /* CHANNEL_* */
+	__u8 uuid[16];	  /* the mdev's UUID (every event) */
+	__u32 is_open;	  /* EXISTS: a VFIO user holds it open */
+	__u32 reserved[3];
+};
+
+struct vgpu_mdev_hello {
+	__u32 version; /* in: VGPU_MDEV_CTL_VERSION; out: the module's */
+	__u32 ntypes;  /* out: entries in the type catalogue */
+	__u32 max_channels; /* out: VGPU_PCI_MAX_CHANNELS */
+	__u32 reserved;
+};
+
+enum vgpu_mdev_isolation {
+	VGPU_MDEV_SHARED = 1, /* as enum vgpu_isolation of blueprint.h */
+	VGPU_MDEV_EXCLUSIVE = 2,
+};
+
+/*
+ * One entry of the fixed type catalogue (6.1 fixes the set of types when
+ * the parent registers). A type of sms == 0 is "custom": its instances
+ * are the vGPUs that vgpu-admin composed from a blueprint and bound to
+ * the instance's UUID beforehand.
+ */
+struct vgpu_mdev_type_info {
+	__u32 index; /* in */
+	__u32 sms;   /* SMs of the slice; 0 = custom */
+	__u64 memory; /* bytes; 0 = custom */
+	__u32 isolation; /* enum vgpu_mdev_isolation; 0 = custom */
+	__u32 channels;	 /* BAR2 channels (sizes BAR2) */
+	char name[VGPU_MDEV_TYPE_NAME_MAX]; /* sysfs_name, e.g. "16sm-8g" */
+};
+
+struct vgpu_mdev_available {
+	__u32 index;	 /* catalogue index */
+	__u32 available; /* instances vgpud could create now */
+	char description[VGPU_MDEV_TEXT_MAX]; /* NUL-terminated */
+};
+
+/* Answer to CREATE (and EXISTS): the composed vGPU, or why not. */
+struct vgpu_mdev_create_done {
+	__u32 instance;
+	__s32 status; /* 0, or -errno: the sysfs create fails with it */
+	char message[VGPU_MDEV_TEXT_MAX]; /* logged when status != 0 */
+	/* status 0 only: BAR0 composition registers, and BAR2 */
+	__u32 version;	/* ring protocol, major << 16 | minor */
+	__u32 features;
+	__u32 sm_count;
+	__u32 gpu_index;
+	__u64 memory;
+	__u32 slice_id;
+	__u32 isolation;
+	__u32 change_count;
+	__s32 bar2_fd; /* memfd, >= channels * VGPU_PCI_CHANNEL_STRIDE
+			  bytes, sealed against shrinking; the module keeps
+			  a reference, the caller may close its fd */
+	char gpu_name[64];
+	char vgpu_name[64];
+};
+
+/* vGPU state changes outside an event (it failed, it came back). */
+struct vgpu_mdev_device_state {
+	__u32 instance;
+	__u32 state; /* enum vgpu_device_state (pci.h) */
+	__s32 error; /* errno for DEVICE_ERROR register */
+	__u32 reserved;
+};
+
+struct vgpu_mdev_channel_setup {
+	__u32 instance;
+	__u32 channel;
+	__s32 doorbell_fd; /* eventfd the module signals on a DOORBELL write */
+	__s32 complete_fd; /* eventfd the module watches: each write by the
+			      worker raises the guest's interrupt with this
+			      channel's bit */
+};
+
+struct vgpu_mdev_channel_state {
+	__u32 instance;
+	__u32 channel;
+	__u32 state; /* OPEN, FAILED or FREE (enum vgpu_channel_state) */
+	__s32 error; /* errno, for FAILED */
+};
+
+#define VGPU_MDEV_IOC_MAGIC 'V'
+#define VGPU_MDEV_IOC_HELLO _IOWR(VGPU_MDEV_IOC_MAGIC, 0, struct vgpu_mdev_hello)
+#define VGPU_MDEV_IOC_GET_TYPE                                                 \
+	_IOWR(VGPU_MDEV_IOC_MAGIC, 1, struct vgpu_mdev_type_info)
+#define VGPU_MDEV_IOC_SET_AVAILABLE                                            \
+	_IOW(VGPU_MDEV_IOC_MAGIC, 2, struct vgpu_mdev_available)
+#define VGPU_MDEV_IOC_CREATE_DONE                                              \
+	_IOW(VGPU_MDEV_IOC_MAGIC, 3, struct vgpu_mdev_create_done)
+#define VGPU_MDEV_IOC_DEVICE_STATE                                             \
+	_IOW(VGPU_MDEV_IOC_MAGIC, 4, struct vgpu_mdev_device_state)
+#define VGPU_MDEV_IOC_CHANNEL_SETUP                                            \
+	_IOW(VGPU_MDEV_IOC_MAGIC, 5, struct vgpu_mdev_channel_setup)
+#define VGPU_MDEV_IOC_CHANNEL_STATE                                            \
+	_IOW(VGPU_MDEV_IOC_MAGIC, 6, struct vgpu_mdev_channel_state)
+
+#endif /* VGPU_MDEV_CTL_H */
