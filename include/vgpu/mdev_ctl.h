@@ -55,8 +55,8 @@ enum vgpu_mdev_event_type {
 
 /* One record of read(); a read returns whole records only. */
 struct vgpu_mdev_event {
-	__u32 type;	/* enum vgpu_mdev_event_type */
-	__u32 instance; /* id, unique while the module is loaded */
+	__u32 type;	  /* enum vgpu_mdev_event_type */
+	__u32 instance;	  /* id, unique while the module is loaded */
 	__u32 type_index; /* catalogue index (CREATE, EXISTS) */
 	__u32 channel;	  /* CHANNEL_* */
 	__u8 uuid[16];	  /* the mdev's UUID (every event) */
@@ -65,8 +65,8 @@ struct vgpu_mdev_event {
 };
 
 struct vgpu_mdev_hello {
-	__u32 version; /* in: VGPU_MDEV_CTL_VERSION; out: the module's */
-	__u32 ntypes;  /* out: entries in the type catalogue */
+	__u32 version;	    /* in: VGPU_MDEV_CTL_VERSION; out: the module's */
+	__u32 ntypes;	    /* out: entries in the type catalogue */
 	__u32 max_channels; /* out: VGPU_PCI_MAX_CHANNELS */
 	__u32 reserved;
 };
@@ -83,9 +83,9 @@ enum vgpu_mdev_isolation {
  * the instance's UUID beforehand.
  */
 struct vgpu_mdev_type_info {
-	__u32 index; /* in */
-	__u32 sms;   /* SMs of the slice; 0 = custom */
-	__u64 memory; /* bytes; 0 = custom */
+	__u32 index;	 /* in */
+	__u32 sms;	 /* SMs of the slice; 0 = custom */
+	__u64 memory;	 /* bytes; 0 = custom */
 	__u32 isolation; /* enum vgpu_mdev_isolation; 0 = custom */
 	__u32 channels;	 /* BAR2 channels (sizes BAR2) */
 	char name[VGPU_MDEV_TYPE_NAME_MAX]; /* sysfs_name, e.g. "16sm-8g" */
@@ -103,7 +103,7 @@ struct vgpu_mdev_create_done {
 	__s32 status; /* 0, or -errno: the sysfs create fails with it */
 	char message[VGPU_MDEV_TEXT_MAX]; /* logged when status != 0 */
 	/* status 0 only: BAR0 composition registers, and BAR2 */
-	__u32 version;	/* ring protocol, major << 16 | minor */
+	__u32 version; /* ring protocol, major << 16 | minor */
 	__u32 features;
 	__u32 sm_count;
 	__u32 gpu_index;
@@ -143,7 +143,8 @@ struct vgpu_mdev_channel_state {
 };
 
 #define VGPU_MDEV_IOC_MAGIC 'V'
-#define VGPU_MDEV_IOC_HELLO _IOWR(VGPU_MDEV_IOC_MAGIC, 0, struct vgpu_mdev_hello)
+#define VGPU_MDEV_IOC_HELLO                                                    \
+	_IOWR(VGPU_MDEV_IOC_MAGIC, 0, struct vgpu_mdev_hello)
 #define VGPU_MDEV_IOC_GET_TYPE                                                 \
 	_IOWR(VGPU_MDEV_IOC_MAGIC, 1, struct vgpu_mdev_type_info)
 #define VGPU_MDEV_IOC_SET_AVAILABLE                                            \

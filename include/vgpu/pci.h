@@ -39,43 +39,44 @@
 #define VGPU_PCI_CLASS		  0x030200 /* display controller, 3D */
 #define VGPU_PCI_REVISION	  0x01
 
-#define VGPU_PCI_BAR0_SIZE	 4096u
-#define VGPU_PCI_CHANNEL_STRIDE	 (32u << 20) /* one ring per 32 MiB */
-#define VGPU_PCI_MAX_CHANNELS	 16u
-#define VGPU_PCI_DEVICE_MAGIC	 0x55504756u /* "VGPU", as protocol.h */
+#define VGPU_PCI_BAR0_SIZE	4096u
+#define VGPU_PCI_CHANNEL_STRIDE (32u << 20) /* one ring per 32 MiB */
+#define VGPU_PCI_MAX_CHANNELS	16u
+#define VGPU_PCI_DEVICE_MAGIC	0x55504756u /* "VGPU", as protocol.h */
 
 /* ---- BAR0 register map ---------------------------------------------- */
 
 /* identity and composition: read-only */
-#define VGPU_REG_MAGIC	      0x000 /* VGPU_PCI_DEVICE_MAGIC */
-#define VGPU_REG_VERSION      0x004 /* ring protocol: major << 16 | minor */
-#define VGPU_REG_FEATURES     0x008 /* VGPU_FEATURE_* of protocol.h */
-#define VGPU_REG_DEVICE_STATE 0x00c /* enum vgpu_device_state */
-#define VGPU_REG_SM_COUNT     0x010 /* SMs of the slice */
-#define VGPU_REG_MEMORY_LO    0x014 /* memory quota, bytes */
-#define VGPU_REG_MEMORY_HI    0x018
-#define VGPU_REG_GPU_INDEX    0x01c /* physical GPU ordinal on the host */
-#define VGPU_REG_SLICE_ID     0x020 /* first SM group << 16 | groups */
-#define VGPU_REG_ISOLATION    0x024 /* 1 shared, 2 exclusive */
-#define VGPU_REG_CHANGE_COUNT 0x028 /* bumped when the composition changes */
-#define VGPU_REG_NUM_CHANNELS 0x02c /* channels in BAR2 */
+#define VGPU_REG_MAGIC		0x000 /* VGPU_PCI_DEVICE_MAGIC */
+#define VGPU_REG_VERSION	0x004 /* ring protocol: major << 16 | minor */
+#define VGPU_REG_FEATURES	0x008 /* VGPU_FEATURE_* of protocol.h */
+#define VGPU_REG_DEVICE_STATE	0x00c /* enum vgpu_device_state */
+#define VGPU_REG_SM_COUNT	0x010 /* SMs of the slice */
+#define VGPU_REG_MEMORY_LO	0x014 /* memory quota, bytes */
+#define VGPU_REG_MEMORY_HI	0x018
+#define VGPU_REG_GPU_INDEX	0x01c /* physical GPU ordinal on the host */
+#define VGPU_REG_SLICE_ID	0x020 /* first SM group << 16 | groups */
+#define VGPU_REG_ISOLATION	0x024 /* 1 shared, 2 exclusive */
+#define VGPU_REG_CHANGE_COUNT	0x028 /* bumped when the composition changes */
+#define VGPU_REG_NUM_CHANNELS	0x02c /* channels in BAR2 */
 #define VGPU_REG_CHANNEL_STRIDE 0x030 /* VGPU_PCI_CHANNEL_STRIDE */
-#define VGPU_REG_DEVICE_ERROR 0x034 /* why DEVICE_STATE is ERROR (errno) */
-#define VGPU_REG_GPU_NAME     0x040 /* 64 bytes, NUL-padded */
-#define VGPU_REG_VGPU_NAME    0x080 /* 64 bytes, NUL-padded */
-#define VGPU_REG_STRING_BYTES 64u
+#define VGPU_REG_DEVICE_ERROR	0x034 /* why DEVICE_STATE is ERROR (errno) */
+#define VGPU_REG_GPU_NAME	0x040 /* 64 bytes, NUL-padded */
+#define VGPU_REG_VGPU_NAME	0x080 /* 64 bytes, NUL-padded */
+#define VGPU_REG_STRING_BYTES	64u
 
 /* interrupts */
-#define VGPU_REG_IRQ_STATUS 0x100 /* bit i: channel i; bit 31: device.
-				     Read; write 1s to clear. */
-#define VGPU_IRQ_DEVICE	    (1u << 31)
+#define VGPU_REG_IRQ_STATUS                                                    \
+	0x100 /* bit i: channel i; bit 31: device.                             \
+		 Read; write 1s to clear. */
+#define VGPU_IRQ_DEVICE (1u << 31)
 
 /* channel i's registers at VGPU_REG_CHANNEL(i) + one of the below */
-#define VGPU_REG_CHANNEL(i)  (0x200 + (i) * 0x10)
-#define VGPU_CHAN_CTRL	     0x0 /* write: enum vgpu_channel_cmd */
-#define VGPU_CHAN_STATE	     0x4 /* read: enum vgpu_channel_state */
-#define VGPU_CHAN_DOORBELL   0x8 /* write any value: submit doorbell */
-#define VGPU_CHAN_ERROR	     0xc /* read: errno of the last failure */
+#define VGPU_REG_CHANNEL(i) (0x200 + (i)*0x10)
+#define VGPU_CHAN_CTRL	    0x0 /* write: enum vgpu_channel_cmd */
+#define VGPU_CHAN_STATE	    0x4 /* read: enum vgpu_channel_state */
+#define VGPU_CHAN_DOORBELL  0x8 /* write any value: submit doorbell */
+#define VGPU_CHAN_ERROR	    0xc /* read: errno of the last failure */
 
 enum vgpu_device_state {
 	VGPU_DEVICE_STARTING = 0, /* the host has not composed it yet */
