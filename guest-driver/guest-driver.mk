@@ -8,6 +8,7 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/client_copy.c \
 	guest-driver/lib/client_core.c \
 	guest-driver/lib/client_data.c \
+	guest-driver/lib/client_memcpy.c \
 	guest-driver/lib/client_image.c \
 	guest-driver/lib/client_region.c \
 	guest-driver/lib/client_params.c \

@@ -7,6 +7,7 @@
 #include <vgpu/protocol.h>
 
 #include "client_copy.h"
+#include "client_memcpy.h"
 
 #define COPY_DTOH_WINDOW 4 /* D2H chunks in flight per copy */
 
@@ -58,7 +59,8 @@ CUresult client_copy_htod(struct client_ring *r, uint32_t stream, uint64_t dst,
 		err = client_ring_data_alloc(r, len, &off);
 		if (err != CUDA_SUCCESS)
 			break;
-		memcpy(client_ring_data(r, off), (const char *)src + done, len);
+		client_memcpy(client_ring_data(r, off),
+			      (const char *)src + done, len);
 		how.data_off = off;
 		sqe.a[0] = dst + done;
 		sqe.a[1] = off;
@@ -160,9 +162,9 @@ CUresult client_copy_dtoh(struct client_ring *r, uint32_t stream, void *dst,
 		if (cqe.status != CUDA_SUCCESS && err == CUDA_SUCCESS)
 			err = (CUresult)cqe.status;
 		if (err == CUDA_SUCCESS)
-			memcpy((char *)dst + win[head].at,
-			       client_ring_data(r, win[head].off),
-			       win[head].len);
+			client_memcpy((char *)dst + win[head].at,
+				      client_ring_data(r, win[head].off),
+				      win[head].len);
 		client_ring_data_free(r, win[head].off, win[head].len);
 		head = (head + 1) % COPY_DTOH_WINDOW;
 		count--;
