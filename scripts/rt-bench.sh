@@ -1,18 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# scripts/rt-bench.sh [--sms N] [--memory SIZE] [--quick]: on the GPU
-# machine, after `make all`. Runs the runtime-API benchmarks (bench/rt_*.cu,
-# built with -cudart shared) natively (NVIDIA's libcudart.so.13 from
-# $CUDA_HOME/lib64, the whole GPU) and then on a vGPU of N SMs (default
-# 120: every whole group of an H100) and SIZE memory (default 16G) of a
-# vgpud on the cuda backend (MPS, as in production), with our
-# libcudart.so.13 and libcuda.so.1 (LD_LIBRARY_PATH=build/lib). Prints
-# every figure and a ratio table with issue 4's goals; it asserts nothing
-# about timing (exit 1 only when a benchmark fails to run). Native runs go
-# first, before vgpud starts its MPS daemon.
+# scripts/rt-bench.sh [--sms N] [--memory SIZE] [--reps R] [--quick]: on
+# the GPU machine, after `make all`. Runs the runtime-API benchmarks
+# (bench/rt_*.cu, built with -cudart shared) three ways, R times each
+# (default 3), interleaved so that drift hits all three alike:
+#   native      NVIDIA's libcudart.so.13 from $CUDA_HOME/lib64, whole GPU
+#   native_mps  the same, as a client of vgpud's MPS server limited to the
+#               vGPU's share of SMs (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE):
+#               the like-for-like baseline for compute-bound figures
+#   vgpu        our libcudart.so.13 and libcuda.so.1 on a vGPU of N SMs
+#               (default 120: every whole group of an H100) and SIZE memory
+#               (default 16G) of a vgpud on the cuda backend (MPS)
+# Prints every figure, and a table of medians with vgpu's speed against
+# both baselines and issue 4's goals; it asserts nothing about timing
+# (exit 1 only when a benchmark fails to run).
 #
-#   --quick   small sizes and counts (a check that everything runs)
+#   --quick   small sizes and counts, one repetition (a check that it runs)
 # Logs and the RESULT lines: $BUILD/rt-bench (and $OUT/rt-bench.tgz under
 # the device tool).
 set -uo pipefail
@@ -25,12 +29,15 @@ LOG=$BUILD/rt-bench
 SMS=120
 MEMORY=16G
 QUICK=0
+REPS=3
 while [ $# -gt 0 ]; do
 	case $1 in
 	--sms) SMS=$2; shift 2 ;;
+	--reps) REPS=$2; shift 2 ;;
 	--memory) MEMORY=$2; shift 2 ;;
 	--quick) QUICK=1; shift ;;
-	*) echo "usage: $0 [--sms N] [--memory SIZE] [--quick]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--sms N] [--memory SIZE] [--reps R] [--quick]" >&2
+	   exit 2 ;;
 	esac
 done
 
@@ -52,6 +59,7 @@ nvidia-smi -L | tee "$LOG/gpu.txt"
 
 # The benchmarks and their arguments, one per line: NAME ARGS...
 if [ $QUICK = 1 ]; then
+	REPS=1
 	BENCHES="rt_launch 200 2000 3
 rt_copy $((16 << 20)) 5
 rt_matmul -r 3 256 512"
@@ -62,24 +70,32 @@ rt_matmul"
 fi
 
 failed=0
-# run_all MODE: every benchmark, RESULT lines into $LOG/MODE.results
+# run_all MODE REP: every benchmark; RESULT lines, tagged with the mode,
+# into $LOG/results
 run_all() {
-	local mode=$1 name args
-	: >"$LOG/$mode.results"
+	local mode=$1 rep=$2 name args log
 	while read -r name args; do
-		say "$mode: $name $args"
+		log=$LOG/$mode.$rep.$name.log
+		say "$mode #$rep: $name $args"
 		# shellcheck disable=SC2086 # args are words
-		if ${mode}_run "$B/$name" $args >"$LOG/$mode.$name.log" 2>&1; then
-			grep -v '^RESULT' "$LOG/$mode.$name.log"
+		if ${mode}_run "$B/$name" $args >"$log" 2>&1; then
+			grep -v '^RESULT' "$log"
 		else
-			say "FAIL $mode $name: $(tail -3 "$LOG/$mode.$name.log" | tr '\n' ' ')"
+			say "FAIL $mode $name: $(tail -3 "$log" | tr '\n' ' ')"
 			failed=1
 		fi
-		grep '^RESULT' "$LOG/$mode.$name.log" >>"$LOG/$mode.results"
+		sed -n "s/^RESULT /RESULT mode=$mode /p" "$log" >>"$LOG/results"
 	done <<<"$BENCHES"
 }
 native_run() {
 	LD_LIBRARY_PATH=$CUDA_HOME/lib64 timeout -k 5 600 "$@"
+}
+# As the workers' user: an MPS server serves one user only.
+native_mps_run() {
+	runuser -u vgpu -- env LD_LIBRARY_PATH="$CUDA_HOME/lib64" \
+		CUDA_MPS_PIPE_DIRECTORY="$RUN/mps" \
+		CUDA_MPS_ACTIVE_THREAD_PERCENTAGE="$MPS_PCT" \
+		timeout -k 5 600 "$@"
 }
 
 . scripts/gpu-lib.sh # start_vgpud, restart_vgpud, stop_vgpud
@@ -95,21 +111,31 @@ vgpu_run() {
 		timeout -k 5 600 "$@"
 }
 
-say "== native (NVIDIA libcudart, whole GPU)"
-run_all native
-say "== vGPU: $SMS SMs, $MEMORY (our libcudart over our libcuda, cuda backend)"
 start_vgpud
 chmod -R a+rX "$BUILD" 2>/dev/null
 timeout 90 "$BIN/vgpu-admin" --run-dir "$RUN" create rtbench --sms "$SMS" \
 	--memory "$MEMORY" >"$LOG/create.log" 2>&1 ||
 	die "cannot create the vGPU: $(cat "$LOG/create.log")"
-run_all vgpu
+cat "$LOG/create.log"
+GPU_SMS=$("$BIN/vgpu-admin" --run-dir "$RUN" gpus --json 2>/dev/null |
+	grep -o '"sms": *[0-9]*' | head -1 | grep -o '[0-9]*$')
+GPU_SMS=${GPU_SMS:-132}
+MPS_PCT=$(awk -v a="$SMS" -v b="$GPU_SMS" 'BEGIN { printf "%.2f", 100 * a / b }')
+say "native_mps: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$MPS_PCT ($SMS of $GPU_SMS SMs)"
+: >"$LOG/results"
+for rep in $(seq "$REPS"); do
+	for mode in native native_mps vgpu; do
+		run_all $mode "$rep"
+	done
+done
+grep -h '^# ' "$LOG"/*.1.rt_launch.log 2>/dev/null | sort -u
 stop_vgpud
 
-# The ratio table: vgpu/native of each figure, and "speed", the vGPU's
-# performance relative to native (higher is better: native/vgpu for times,
-# vgpu/native for rates), against issue 4's goal for that figure.
-say "== ratios (speed = vGPU performance / native; goals from issue 4)"
+# The table: the median of each figure per mode, and the vGPU's speed
+# (its performance relative to a baseline, higher is better: base/vgpu
+# for times, vgpu/base for rates) against native and native_mps, with
+# issue 4's goal (judged against native).
+say "== medians of $REPS runs; speed = vGPU performance / baseline"
 awk '
 	function kv(s, k,   i, a, n) {
 		n = split(s, a, " ")
@@ -118,16 +144,15 @@ awk '
 				return substr(a[i], length(k) + 2)
 		return ""
 	}
-	FNR == 1 { mode++ }
-	/^RESULT/ {
-		name = kv($0, "name")
-		if (mode == 1) {
-			nat[name] = kv($0, "value")
-			unit[name] = kv($0, "unit")
-			order[++n] = name
-		} else {
-			vg[name] = kv($0, "value")
-		}
+	function median(key,   n, i, j, v, t) {
+		n = cnt[key]
+		for (i = 1; i <= n; i++) v[i] = val[key, i]
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
+				t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+			}
+		if (n == 0) return 0
+		return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 	}
 	function size_bytes(name,   s, v) {
 		s = name
@@ -138,35 +163,48 @@ awk '
 		if (s ~ /KiB$/) return v * 1024
 		return 0
 	}
+	function speed(base, v, u) {
+		if (base == 0 || v == 0) return 0
+		return (u == "us" || u == "ms") ? base / v : v / base
+	}
+	/^RESULT/ {
+		m = kv($0, "mode"); k = kv($0, "name")
+		if (!((m, k) in cnt0)) {
+			cnt0[m, k] = 1
+			if (m == "native") order[++n] = k
+		}
+		val[m SUBSEP k, ++cnt[m SUBSEP k]] = kv($0, "value") + 0
+		unit[k] = kv($0, "unit")
+	}
 	END {
-		printf "%-22s %-10s %12s %12s %8s %7s %8s %s\n", "figure",
-		       "unit", "native", "vgpu", "vgpu/nat", "speed", "goal",
-		       "verdict"
+		printf "%-22s %-6s %11s %11s %11s %7s %7s %7s %s\n", "figure",
+		       "unit", "native", "native_mps", "vgpu", "speed",
+		       "vs_mps", "goal", "verdict"
 		for (i = 1; i <= n; i++) {
-			k = order[i]
-			if (!(k in vg) || nat[k] == 0 || vg[k] == 0) {
-				printf "%-22s %-10s %12s %12s   (no vGPU figure)\n",
-				       k, unit[k], nat[k], "-"
-				continue
-			}
-			r = vg[k] / nat[k]
-			u = unit[k]
-			speed = (u == "us" || u == "ms") ? 1 / r : r
+			k = order[i]; u = unit[k]
+			nat = median("native" SUBSEP k)
+			mps = median("native_mps" SUBSEP k)
+			vg = median("vgpu" SUBSEP k)
+			s1 = speed(nat, vg, u); s2 = speed(mps, vg, u)
 			goal = ""
 			if (k == "launch_sync_rtt") goal = 1 / 1.5
 			else if (k == "launch_async_rate") goal = 0.8
 			else if (k ~ /^(h2d|d2h)_/ && size_bytes(k) >= 1048576)
 				goal = 0.9
 			else if (k ~ /^matmul_e2e_/) goal = 0.95
-			verdict = goal == "" ? "" : (speed >= goal ? "met" : "MISSED")
-			printf "%-22s %-10s %12.4g %12.4g %8.3f %7.3f %8s %s\n",
-			       k, u, nat[k], vg[k], r, speed,
+			verdict = ""
+			if (goal != "" && s1 >= goal) verdict = "met"
+			else if (goal != "" && s2 >= goal)
+				verdict = "met vs native_mps"
+			else if (goal != "") verdict = "MISSED"
+			printf "%-22s %-6s %11.4g %11.4g %11.4g %7.3f %7.3f %7s %s\n",
+			       k, u, nat, mps, vg, s1, s2,
 			       goal == "" ? "-" : sprintf(">=%.3f", goal), verdict
-			printf "RATIO name=%s native=%s vgpu=%s speed=%.4f\n",
-			       k, nat[k], vg[k], speed > "/dev/stderr"
+			printf "RATIO name=%s native=%s native_mps=%s vgpu=%s " \
+			       "speed=%.4f speed_vs_mps=%.4f\n", k, nat, mps, vg,
+			       s1, s2 > "/dev/stderr"
 		}
-	}' "$LOG/native.results" "$LOG/vgpu.results" 2>"$LOG/ratios.machine" |
-	tee "$LOG/ratios.txt"
+	}' "$LOG/results" 2>"$LOG/ratios.machine" | tee "$LOG/ratios.txt"
 cat "$LOG/ratios.machine"
 date -u '+# %Y-%m-%dT%H:%MZ' >>"$LOG/ratios.txt"
 exit $failed
