@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: MIT
+# vm-images/: the test VM (Debian's kernel, a busybox initramfs with
+# vgpu_mdev.ko, vgpud and the in-VM tests; see vm-images/README.md).
+#
+#   make vm-image   build the module and the initramfs (build/vm)
+#   make vm-test    install test dependencies, build, run only the VM
+#                   suite (tests/integration/vm.sh) through tests/run.sh
+
+.PHONY: vm-image vm-test
+
+vm-image: all modules
+	@VM_BUILD=$(VM_BUILD) vm-images/build-initramfs.sh
+
+vm-test: check-nvcc
+	@scripts/install-deps.sh test
+	@$(MAKE) --no-print-directory all modules
+	@BUILD=$(BUILD) VM_BUILD=$(VM_BUILD) tests/run.sh vm.sh
