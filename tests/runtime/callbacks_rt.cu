@@ -6,7 +6,12 @@
  * (so the work after a callback waits for it). A second kernel and copy
  * follow; a cudaStreamAddCallback callback must see their results and a
  * cudaSuccess status. Both callbacks run once, in order.
+ * Then a host function that waits (at most 10 s) for the main thread to
+ * let it go, which the main thread does only after cudaLaunchHostFunc has
+ * returned: it must not run on the caller's thread inside the call.
  */
+#include <time.h>
+
 #include "rt_check.h"
 
 __global__ void fillPattern(int *d, int n, int base)
@@ -32,7 +37,22 @@ struct cb_state {
 	int first_at, second_at;
 	int first_bad, second_bad;
 	cudaError_t status;
+	int released; /* set by the main thread after the launch returned */
+	int released_seen;
 };
+
+/* Waits for the main thread, which lets go only after the launch call
+ * returned: a synchronous cudaLaunchHostFunc would time out here. */
+static void CUDART_CB wait_for_release(void *arg)
+{
+	struct cb_state *st = (struct cb_state *)arg;
+	time_t end = time(NULL) + 10;
+
+	while (!__atomic_load_n(&st->released, __ATOMIC_ACQUIRE) &&
+	       time(NULL) < end)
+		;
+	st->released_seen = __atomic_load_n(&st->released, __ATOMIC_ACQUIRE);
+}
 
 /* After fillPattern and the copy back: checks them, writes the input of
  * the next step. */
@@ -94,6 +114,9 @@ int main(int argc, char **argv)
 	CHECK(cudaMemcpyAsync(st.h3, d2, bytes, cudaMemcpyDeviceToHost, s));
 	CHECK(cudaStreamAddCallback(s, second_callback, &st, 0));
 	CHECK(cudaStreamSynchronize(s));
+	CHECK(cudaLaunchHostFunc(s, wait_for_release, &st));
+	__atomic_store_n(&st.released, 1, __ATOMIC_RELEASE);
+	CHECK(cudaStreamSynchronize(s));
 
 	int bad = 0;
 	if (st.first_at != 1 || st.second_at != 2) {
@@ -105,6 +128,10 @@ int main(int argc, char **argv)
 		printf("callbacks_rt: FAILED (the first callback saw %d wrong "
 		       "values, the second %d)\n",
 		       st.first_bad, st.second_bad);
+		bad = 1;
+	} else if (!st.released_seen) {
+		printf("callbacks_rt: FAILED (a host function ran inside "
+		       "cudaLaunchHostFunc, on the caller's thread)\n");
 		bad = 1;
 	} else if (st.status != cudaSuccess) {
 		printf("callbacks_rt: FAILED (stream callback status %s)\n",
@@ -120,7 +147,7 @@ int main(int argc, char **argv)
 	if (bad)
 		return 1;
 	printf("callbacks_rt: n=%d OK (both callbacks ran in order and saw "
-	       "the preceding work)\n",
+	       "the preceding work, and ran asynchronously)\n",
 	       n);
 	return 0;
 }

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A kernel's attributes and occupancy, asked of the worker (protocol 1.3:
+ * KERNEL_GET_ATTRIBUTE, KERNEL_SET_ATTRIBUTE, KERNEL_OCCUPANCY): registers,
+ * static shared memory, the dynamic shared memory opt-in are the compiled
+ * kernel's and only the driver on the host knows them. A CUfunction and
+ * a CUkernel are the same object here.
+ */
+#include "client.h"
+#include "client_api.h"
+#include "client_module.h"
+
+/* One call on kernel f; r0 into *out when out is set. */
+static CUresult kernel_call(void *f, uint16_t opcode, uint64_t a0, uint64_t a1,
+			    uint64_t a2, int *out)
+{
+	struct vgpu_sqe sqe = {.opcode = opcode, .a = {a0, a1, a2}};
+	struct client_obj *o;
+	struct vgpu_cqe cqe;
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	o = client_registry_get(&c->registry, f, CLIENT_OBJ_KERNEL);
+	if (!o)
+		return CUDA_ERROR_INVALID_HANDLE;
+	sqe.handle = ((struct client_kernel *)o)->handle;
+	client_obj_put(&c->registry, o);
+	err = client_ring_call(&c->ring, &sqe, &cqe);
+	if (err == CUDA_SUCCESS && out) {
+		int64_t v = (int64_t)cqe.r[0];
+
+		if (v < INT32_MIN || v > INT32_MAX)
+			return CUDA_ERROR_INVALID_VALUE; /* the worker's mistake
+							  */
+		*out = (int)v;
+	}
+	return err;
+}
+
+VGPU_API CUresult CUDAAPI cuKernelGetAttribute(int *pi,
+					       CUfunction_attribute attrib,
+					       CUkernel kernel, CUdevice dev)
+{
+	if (!pi || attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	return kernel_call(kernel, VGPU_OP_KERNEL_GET_ATTRIBUTE,
+			   (uint64_t)attrib, 0, 0, pi);
+}
+
+VGPU_API CUresult CUDAAPI cuFuncGetAttribute(int *pi,
+					     CUfunction_attribute attrib,
+					     CUfunction hfunc)
+{
+	return cuKernelGetAttribute(pi, attrib, (CUkernel)hfunc, 0);
+}
+
+VGPU_API CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attrib,
+					       int val, CUkernel kernel,
+					       CUdevice dev)
+{
+	if (attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	return kernel_call(kernel, VGPU_OP_KERNEL_SET_ATTRIBUTE,
+			   (uint64_t)attrib, (uint64_t)(int64_t)val, 0, NULL);
+}
+
+VGPU_API CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc,
+					     CUfunction_attribute attrib,
+					     int value)
+{
+	return cuKernelSetAttribute(attrib, value, (CUkernel)hfunc, 0);
+}
+
+VGPU_API CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+	int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize,
+	unsigned int flags)
+{
+	if (!numBlocks || blockSize <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	return kernel_call(func, VGPU_OP_KERNEL_OCCUPANCY, (uint64_t)blockSize,
+			   dynamicSMemSize, flags, numBlocks);
+}
+
+VGPU_API CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(
+	int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize)
+{
+	return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+		numBlocks, func, blockSize, dynamicSMemSize,
+		CU_OCCUPANCY_DEFAULT);
+}
