@@ -1,0 +1,128 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The nested VM test, L1's side: vgpud (simulator) composes a vGPU bound
+# to an mdev instance (vgpu-admin create -f BP --mdev UUID); the local
+# transport's round trip is measured here; then QEMU boots the L2 guest
+# with the instance as a vfio-pci device and runs the L2 tests there
+# (l2_pci, l2_programs, l2_hostile, l2_rtt, l2_unplug); their TAP lines
+# come back here as "l2 SCRIPT: ..." results. When L2 asks for it
+# ("vgpu-l2: unplug-now") the QEMU monitor unplugs the device. Afterwards
+# the vGPU still serves a local client, and L1's kernel log is clean.
+#
+# L2 runs under TCG unless L2_ACCEL=kvm (vm-images/README.md says why);
+# a run that hangs (watchdogs in l1_lib.sh) is killed and retried
+# L2_RETRIES times (default 1); a retried run's lines come as comments.
+# L2_TESTS overrides the list of L2 scripts.
+# shellcheck shell=dash source=tests/vm/lib.sh
+. ./lib.sh
+. ./l1_lib.sh
+
+NAME=l2gpu
+SMS=16
+MEMORY=1073741824
+L2_TESTS=${L2_TESTS:-l2_pci.sh l2_programs.sh l2_hostile.sh l2_rtt.sh l2_unplug.sh}
+L2_RUN=$TMP/l2
+UNPLUGGED=
+
+# local_client PROGRAM ARGS: a program on the vGPU through the local
+# transport (vgpud's client socket), as on the host
+local_client()
+{
+	VGPU=$NAME VGPU_SOCKET=$RUN_DIR/client.sock LD_LIBRARY_PATH=/vgpu/lib \
+		timeout 300 "$@"
+}
+
+# The monitor hook of l2_follow: unplug the vGPU once L2 asks for it.
+unplug_hook()
+{
+	[ -z "$UNPLUGGED" ] || return 0
+	l2_has "$1" '^vgpu-l2: unplug-now' || return 0
+	UNPLUGGED=$(l2_uptime)
+	l2_monitor "$1" "device_del vgpu0"
+	echo "# L1: device_del vgpu0 sent to QEMU at $UNPLUGGED s"
+}
+
+# Re-emits L2's TAP lines (numbered by its run.sh) as our results, and
+# everything else of its console as comments.
+relay()
+{
+	tr -d '\r' <"$1" | awk '
+		/^(not )?ok [0-9]+ - / {
+			bad = /^not ok/
+			sub(/^(not )?ok [0-9]+ - /, "")
+			sub(/^l2_/, "")
+			printf "%s - l2 %s\n", bad ? "not ok" : "ok", $0
+			next }
+		/^1\.\.[0-9]+$/ { print "# l2 plan " $0; next }
+		{ print "# l2: " $0 }'
+}
+
+cleanup_l2()
+{
+	l2_stop "$L2_RUN"
+	cleanup
+}
+trap cleanup_l2 EXIT
+
+check "vgpu_mdev.ko loads" module_load || finish
+check "vgpud starts with the mdev transport (simulator)" vgpud_start ||
+	finish
+cat >"$TMP/bp.yaml" <<BP
+version: 1
+name: $NAME
+sms: $SMS
+memory: 1G
+BP
+uuid=$(new_uuid)
+check "vgpu-admin create -f BP --mdev UUID ($SMS SMs, 1 GiB)" \
+	vadmin create -f "$TMP/bp.yaml" --mdev "$uuid" || finish
+check "the instance is on the mdev bus" mdev_exists "$uuid" || finish
+
+if local_client vm_rtt "${L2_RTT_ITERS:-1000}" /vgpu/kernels/vector_add.cubin \
+	l1 >"$TMP/rtt" 2>&1; then
+	ok "vm_rtt in L1 through the local transport"
+else
+	not_ok "vm_rtt in L1 through the local transport"
+fi
+sed 's/^/# /' "$TMP/rtt"
+
+accel=$(l2_accel)
+if [ "$accel" = kvm ] && ! kvm_load; then
+	echo "# L1: no usable /dev/kvm after kvm_amd: L2 runs under TCG"
+	accel=tcg
+fi
+cmd="export L2_EXPECT_SMS=$SMS L2_EXPECT_MEMORY=$MEMORY L2_EXPECT_NAME=$NAME
+export L2_RTT_ITERS=${L2_RTT_ITERS:-1000}
+sh /vgpu/tests/run.sh $L2_TESTS"
+attempt=0
+while :; do
+	attempt=$((attempt + 1))
+	UNPLUGGED=
+	l2_start "$L2_RUN" "$accel" "$cmd" "$uuid"
+	rc=0
+	l2_follow "$L2_RUN" unplug_hook || rc=$?
+	[ "$rc" -ne 0 ] || break
+	echo "# L1: L2 run $attempt under $accel failed: $(cat "$L2_RUN/why")"
+	relay "$L2_RUN/console" | sed 's/^/# (failed run) /'
+	sed 's/^/# qemu: /' "$L2_RUN/qemu.log"
+	[ "$attempt" -le "${L2_RETRIES:-1}" ] || break
+done
+if [ "$rc" -eq 0 ]; then
+	relay "$L2_RUN/console"
+	ok "L2 ($accel) was up after $(cat "$L2_RUN/up") s and ran its tests" \
+		"in $(cat "$L2_RUN/secs") s (run $attempt, guest exit $L2_STATUS)"
+	sed 's/^/# qemu: /' "$L2_RUN/qemu.log"
+else
+	not_ok "L2 ($accel) runs its tests ($attempt runs; the last: $(cat "$L2_RUN/why"))"
+fi
+if echo " $L2_TESTS " | grep -q ' l2_unplug.sh '; then
+	check "QEMU got the unplug request from L2" test -n "$UNPLUGGED"
+fi
+
+check "the vGPU still serves a local client after the VM is gone" \
+	local_client vm_rtt 20 /vgpu/kernels/vector_add.cubin after
+check "the instance can be removed" mdev_remove "$uuid"
+check "vgpud exits cleanly" vgpud_stop
+check "L1's kernel log has no BUG, Oops, WARNING, soft lockup" sh -c \
+	"! dmesg | grep -E 'BUG|Oops|WARNING|general protection|soft lockup'"
+finish

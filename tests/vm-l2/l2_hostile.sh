@@ -1,0 +1,66 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Hostile guest processes harm nobody but themselves: one writes garbage
+# into its ring (the worker breaks that client only), one unmaps its ring
+# with a command in flight, one is killed in the middle of a copy. A
+# client of the same vGPU keeps copying and checking throughout, a new
+# program runs correctly afterwards, and every channel is free again.
+# shellcheck shell=dash source=tests/vm/lib.sh
+. ./lib.sh
+. ./l2_lib.sh
+
+need_guest_driver "hostile guest processes"
+channels=$(guest_attr channels)
+
+# the bystander: copies and checks for 40 s, then verifies its data
+cuda_bg "$TMP/bystander" long_copy 40 4
+bystander=$BG_PID
+if ! wait_for 60 "the bystander to start copying" \
+	grep -q 'long_copy: copying' "$TMP/bystander"; then
+	not_ok "a bystander client starts copying" "$(cat "$TMP/bystander")"
+	finish
+fi
+ok "a bystander client (long_copy) is copying"
+
+check "garbage descriptors get errors; a garbage sq_tail breaks that ring" \
+	timeout 60 l2_ring garbage
+diag_file "$TMP/out"
+check "a process unmaps its ring with a 64 MiB memset in flight and exits" \
+	timeout 60 l2_ring unmap
+diag_file "$TMP/out"
+
+cuda_bg "$TMP/victim" long_copy 120 8
+victim=$BG_PID
+if wait_for 60 "the victim to start copying" \
+	grep -q 'long_copy: copying' "$TMP/victim"; then
+	sleep 1
+	kill -KILL "$victim"
+	rc=0
+	wait_pid "$victim" 10 || rc=$?
+	check "a process killed mid-copy (SIGKILL) is gone" test "$rc" -eq 137
+else
+	not_ok "a victim client starts copying" "$(cat "$TMP/victim")"
+	kill -KILL "$victim" 2>/dev/null
+fi
+
+rc=0
+wait_pid "$bystander" 120 || rc=$?
+if [ "$rc" -eq 0 ] && grep -q 'OK' "$TMP/bystander"; then
+	ok "the bystander finished its copies and its data is right"
+else
+	not_ok "the bystander finished its copies and its data is right" \
+		"exit status $rc"
+	diag_file "$TMP/bystander"
+fi
+check "a new program runs correctly afterwards (vector_add_rt)" \
+	cuda vector_add_rt
+check "the device is still ready" test "$(guest_attr state)" = ready
+# the channels of the broken, unmapped and killed clients are free again
+if wait_for 20 "every channel to be free" sh -c \
+	"l2_ring channels | grep -q '^channels: $channels open, then EBUSY'"; then
+	ok "all $channels channels can be opened again (none leaked)"
+else
+	not_ok "all $channels channels can be opened again (none leaked)" \
+		"$(l2_ring channels 2>&1)"
+fi
+finish

@@ -1,0 +1,90 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# vm-images/l2/run-l1.sh [--timeout S] [--memory SIZE] [--cpus N] [--]
+#                        [COMMAND...]
+#
+# Boots the test VM (L1) as vm-images/run-vm.sh does, with the nested
+# test's archive (vm-images/l2/build.sh: QEMU, the L2 kernel and
+# initramfs, the L1 tests) unpacked over its own two, runs COMMAND in L1
+# (default: /vgpu/tests/run.sh l1_suite.sh, the whole L2 suite), streams
+# the serial console on stdout (also kept in ${VM_BUILD}/l2/console.log)
+# and exits with the command's status: 124 when the timeout (default
+# 900 s, or VM_TIMEOUT) ran out, 125 when L1 stopped without one.
+# L1 runs under KVM or TCG as vm-images/accel.sh decides; how L2 runs is
+# the L1 tests' business (L2_ACCEL, passed on: kvm, tcg or auto).
+#
+#   vm-images/l2/run-l1.sh
+#   vm-images/l2/run-l1.sh -- /vgpu/tests/l1_measure.sh 10
+set -euo pipefail
+
+# shellcheck source=vm-images/lib.sh
+. "$(dirname "$0")/../lib.sh"
+timeout_s=${VM_TIMEOUT:-900}
+memory=2G
+cpus=2
+while [ $# -gt 0 ]; do
+	case $1 in
+	--timeout) timeout_s=$2; shift 2 ;;
+	--memory) memory=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	--) shift; break ;;
+	-*) die "unknown option $1 (see the comment at the top)" ;;
+	*) break ;;
+	esac
+done
+[ $# -gt 0 ] || set -- /vgpu/tests/run.sh l1_suite.sh
+
+vm_kernel || die "cannot get the Debian kernel (vm-images/kernel.sh)"
+img=$VM_BUILD/initramfs
+l2=$VM_BUILD/l2
+for f in "$img/base.cpio.gz" "$img/vgpu.cpio.gz" "$l2/l1.cpio.gz"; do
+	[ -f "$f" ] || die "$f is missing: run vm-images/build-initramfs.sh" \
+		"and vm-images/l2/build.sh"
+done
+run=$(mktemp -d "$VM_BUILD/run.XXXXXX")
+trap 'rm -rf "$run"' EXIT
+
+# The command, and the knobs the L1 tests read, in a last archive.
+mkdir -p "$run/root/vgpu"
+{
+	printf 'export L2_ACCEL=%q L2_RETRIES=%q L2_TIMEOUT=%q\n' \
+		"${L2_ACCEL:-auto}" "${L2_RETRIES:-1}" "${L2_TIMEOUT:-}"
+	printf '%s\n' "$*"
+} >"$run/root/vgpu/cmd"
+(cd "$run/root" && find . | cpio -o -H newc -R 0:0 --quiet) | gzip -1 \
+	>"$run/cmd.cpio.gz"
+(
+	flock -s 9
+	flock -s 8
+	cat "$img/base.cpio.gz" "$img/vgpu.cpio.gz" "$l2/l1.cpio.gz" \
+		"$run/cmd.cpio.gz"
+) 9>"$img.lock" 8>"$l2.lock" >"$run/initrd"
+
+accel=$("$VM_IMAGES/accel.sh" "$VMLINUZ" "$run/initrd")
+case $accel in
+kvm) accel_args=(-accel kvm -cpu host) ;;
+*) accel_args=(-accel tcg -cpu max) ;;
+esac
+step "booting L1 ($KVER) under $accel (${accel_args[*]}), $cpus CPUs," \
+	"$memory, timeout $timeout_s s"
+
+log=$l2/console.log
+rc=0
+timeout -k 5 "$timeout_s" qemu-system-x86_64 "${accel_args[@]}" \
+	-m "$memory" -smp "$cpus" -nodefaults -display none -serial stdio \
+	-no-reboot -kernel "$VMLINUZ" -initrd "$run/initrd" \
+	-append "console=ttyS0 panic=-1 loglevel=4" </dev/null 2>&1 |
+	sed -u 's/\r$//' | tee "$log" || rc=${PIPESTATUS[0]}
+
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	step "timed out after $timeout_s s"
+	exit 124
+fi
+status=$(sed -n 's/^vgpu-vm: exit \([0-9]*\)$/\1/p' "$log" | tail -n 1)
+if [ -z "$status" ]; then
+	step "L1 stopped without an exit status (QEMU exit $rc)"
+	exit 125
+fi
+step "L1 exit status $status"
+exit "$status"
