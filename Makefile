@@ -5,6 +5,7 @@
 #
 #   make            build everything (user space; kernel modules via Kbuild)
 #   make test       install test dependencies, build, run every test
+#   make vm-test    the same for the VM suite only (vm-images/README.md)
 #   make demo       install what is needed, build, run the demo
 #   make gpu-check  on the GPU machine: build, check and measure (no installs)
 #   make bench      on the GPU machine: the benchmarks only
@@ -44,6 +45,9 @@ include guest-driver/guest-driver.mk
 include kernels/kernels.mk
 include tests/tests.mk
 include bench/bench.mk
+include mdev/mdev.mk
+include guest-driver/kmod/kmod.mk
+include vm-images/vm.mk
 
 check-nvcc:
 	@test -x $(NVCC) || { echo "error: nvcc not found at $(NVCC)." \
@@ -90,4 +94,4 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)

@@ -5,7 +5,8 @@
 # benchmarks are runtime-API programs built with `nvcc -cudart shared`:
 # natively they load NVIDIA's libcudart.so.13, on a vGPU ours
 # (scripts/rt-bench.sh runs both and prints the ratios).
-BENCH_BINS := $(BUILD)/bench/raw_slice $(BUILD)/bench/slice_kernel
+BENCH_BINS := $(BUILD)/bench/raw_slice $(BUILD)/bench/slice_kernel \
+	$(BUILD)/bench/resize_stall
 
 all: $(BENCH_BINS)
 

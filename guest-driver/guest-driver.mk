@@ -10,18 +10,22 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/client_data.c \
 	guest-driver/lib/client_memcpy.c \
 	guest-driver/lib/client_image.c \
+	guest-driver/lib/client_info.c \
 	guest-driver/lib/client_region.c \
 	guest-driver/lib/client_params.c \
 	guest-driver/lib/client_registry.c \
 	guest-driver/lib/client_ring.c \
 	guest-driver/lib/client_transport_local.c \
+	guest-driver/lib/client_transport_pci.c \
 	guest-driver/lib/cuda_compat.c \
 	guest-driver/lib/cuda_context.c \
 	guest-driver/lib/cuda_device.c \
 	guest-driver/lib/cuda_error.c \
 	guest-driver/lib/cuda_error_table.c \
 	guest-driver/lib/cuda_event.c \
+	guest-driver/lib/cuda_hostfn.c \
 	guest-driver/lib/cuda_init.c \
+	guest-driver/lib/cuda_kernel_attr.c \
 	guest-driver/lib/cuda_launch.c \
 	guest-driver/lib/cuda_memory.c \
 	guest-driver/lib/cuda_module.c \

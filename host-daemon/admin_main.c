@@ -24,25 +24,21 @@
 #include <unistd.h>
 
 #include <vgpu/admin.h>
+#include <vgpu/mdev_ctl.h>
 
+#include "admin_cli.h"
+#include "admin_mdev.h"
 #include "blueprint.h"
+#include "mdev_uuid.h"
 #include "plan.h"
-
-#define ADMIN_EXIT_OK	       0
-#define ADMIN_EXIT_REFUSED     1
-#define ADMIN_EXIT_USAGE       2
-#define ADMIN_EXIT_UNREACHABLE 3
 
 #define ADMIN_DEFAULT_RUN_DIR  "/run/vgpu"
 #define ADMIN_REPLY_TIMEOUT_MS 180000 /* create waits for the worker */
 #define ADMIN_MAX_LIST	       4096
-
-/* What every command gets: where vgpud is, and how to answer. */
-struct admin_ctx {
-	const char *run_dir;
-	bool json;  /* --json: one JSON object on stdout */
-	bool quiet; /* no messages about reaching vgpud (validate) */
-};
+/* sysfs writes for mdev instances: the create waits for vgpud's answer */
+#define ADMIN_MDEV_CREATE_S (VGPU_MDEV_CREATE_TIMEOUT_S + 10)
+#define ADMIN_MDEV_REMOVE_S 30
+#define ADMIN_MDEV_GONE_MS  10000 /* vgpud destroys the vGPU on REMOVE */
 
 static const char usage_main[] =
 	"usage: vgpu-admin [--run-dir DIR] [--json] COMMAND [ARGS]\n"
@@ -54,12 +50,20 @@ static const char usage_main[] =
 	"                   domains\n"
 	"  validate FILE... check blueprints (and, if vgpud runs, whether\n"
 	"                   they fit now); creates nothing\n"
-	"  create -f FILE   compose a vGPU from a blueprint\n"
+	"  create -f FILE [--mdev [UUID]]\n"
+	"                   compose a vGPU from a blueprint (and an mdev\n"
+	"                   instance for a VM)\n"
 	"  create NAME --sms N --memory SIZE [...]\n"
 	"                   compose a vGPU from free SM groups and memory\n"
 	"  show NAME        one vGPU: its SMs, memory, clients, domain\n"
 	"  list             every vGPU\n"
 	"  destroy NAME     stop a vGPU's worker and free what it holds\n"
+	"  resize NAME --sms N\n"
+	"                   grow or shrink a running vGPU (its programs go "
+	"on)\n"
+	"  move NAME --slice GROUPS\n"
+	"                   move a running vGPU onto other SM groups\n"
+	"  top              live load, power and energy per vGPU\n"
 	"\n"
 	"Options:\n"
 	"  --run-dir DIR    vgpud's run directory (default /run/vgpu);\n"
@@ -86,6 +90,7 @@ static const char usage_create[] =
 	"                  [--time-limit SECONDS]\n"
 	"                  [--isolation shared|exclusive] [--json]\n"
 	"       vgpu-admin [--run-dir DIR] create -f FILE [--json]\n"
+	"       ... create ... --mdev [UUID]\n"
 	"\n"
 	"Create the vGPU NAME ([A-Za-z0-9_.-], at most 63 characters), or\n"
 	"the one the blueprint FILE describes (blueprints/README.md).\n"
@@ -109,7 +114,12 @@ static const char usage_create[] =
 	"                       vGPUs, but sharing their fate on a fatal\n"
 	"                       fault; exclusive: outside MPS, its own fault\n"
 	"                       domain, time-sliced against the rest\n"
-	"  -f FILE              take all of these from a blueprint\n" EXIT_TEXT;
+	"  -f FILE              take all of these from a blueprint\n"
+	"  --mdev [UUID]        for a VM: bind the vGPU to the mdev UUID\n"
+	"                       (default: a new one) and create the\n"
+	"                       instance of vgpu_mdev.ko's custom type with\n"
+	"                       it; prints the UUID. Give the VM that mdev\n"
+	"                       (libvirt: <hostdev type='mdev'>)\n" EXIT_TEXT;
 
 static const char usage_list[] =
 	"usage: vgpu-admin [--run-dir DIR] list [--json]\n"
@@ -121,13 +131,17 @@ static const char usage_list[] =
 	"or group:NAME when every member of a group may use it. STATE is\n"
 	"starting, running, restarting (its fault domain is being\n"
 	"restarted), failed (restarting gave up; destroy and re-create it)\n"
-	"or stopping.\n" EXIT_TEXT;
+	"or stopping. MDEV (shown when a vGPU is for a VM) is its mdev UUID,\n"
+	"with \"(open)\" while a VM holds it, \"(no instance)\" while bound\n"
+	"but not created.\n" EXIT_TEXT;
 
 static const char usage_destroy[] =
 	"usage: vgpu-admin [--run-dir DIR] destroy NAME [--json]\n"
 	"\n"
 	"Stop the vGPU's worker (its clients see their connection close)\n"
-	"and return its SM groups and memory.\n" EXIT_TEXT;
+	"and return its SM groups and memory. A vGPU that is an mdev\n"
+	"instance: the instance is removed first (refused while a VM has it\n"
+	"open).\n" EXIT_TEXT;
 
 static const char usage_show[] =
 	"usage: vgpu-admin [--run-dir DIR] show NAME [--json]\n"
@@ -175,7 +189,7 @@ static void say(const struct admin_ctx *ctx, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void request_init(struct vgpu_admin_request *req, uint32_t op)
+void request_init(struct vgpu_admin_request *req, uint32_t op)
 {
 	memset(req, 0, sizeof(*req));
 	req->magic = VGPU_ADMIN_MAGIC;
@@ -185,7 +199,7 @@ static void request_init(struct vgpu_admin_request *req, uint32_t op)
 }
 
 /* Print obj (consumed) on stdout, in a stable key order. */
-static void json_print(json_t *obj)
+void json_print(json_t *obj)
 {
 	if (!obj) {
 		fprintf(stderr, "vgpu-admin: out of memory\n");
@@ -197,7 +211,7 @@ static void json_print(json_t *obj)
 }
 
 /* --json: the error object for an exit code other than 0. */
-static int json_fail(const struct admin_ctx *ctx, int code, const char *msg)
+int json_fail(const struct admin_ctx *ctx, int code, const char *msg)
 {
 	if (ctx->json)
 		json_print(json_pack("{s:{s:i, s:s}}", "error", "exit", code,
@@ -206,12 +220,8 @@ static int json_fail(const struct admin_ctx *ctx, int code, const char *msg)
 }
 
 /* A usage error: what was wrong, and where the help is. Exit code 2. */
-static int usage_error(const struct admin_ctx *ctx, const char *cmd,
-		       const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int usage_error(const struct admin_ctx *ctx, const char *cmd,
-		       const char *fmt, ...)
+int usage_error(const struct admin_ctx *ctx, const char *cmd, const char *fmt,
+		...)
 {
 	char msg[512];
 	va_list ap;
@@ -272,7 +282,7 @@ static int parse_size(const char *s, uint64_t *out)
 }
 
 /* A decimal number in [min, max]. */
-static int parse_uint(const char *s, unsigned long long max, uint32_t *out)
+int parse_uint(const char *s, unsigned long long max, uint32_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -343,7 +353,7 @@ static const char *groups_text(const struct vgpu_admin_entry *e, char *buf,
 	return buf;
 }
 
-static const char *state_text(uint32_t state)
+const char *state_text(uint32_t state)
 {
 	switch (state) {
 	case VGPU_ADMIN_STATE_STARTING:
@@ -360,7 +370,7 @@ static const char *state_text(uint32_t state)
 	return "unknown";
 }
 
-static const char *backend_text(uint32_t backend)
+const char *backend_text(uint32_t backend)
 {
 	switch (backend) {
 	case VGPU_BACKEND_CUDA:
@@ -552,9 +562,8 @@ static int refused(const struct admin_ctx *ctx,
 }
 
 /* One call with the usual answers to failure; 0 with resp filled. */
-static int call_ok(const struct admin_ctx *ctx,
-		   const struct vgpu_admin_request *req,
-		   struct vgpu_admin_response *resp)
+int call_ok(const struct admin_ctx *ctx, const struct vgpu_admin_request *req,
+	    struct vgpu_admin_response *resp)
 {
 	int rc = admin_call(ctx, req, resp);
 
@@ -565,7 +574,7 @@ static int call_ok(const struct admin_ctx *ctx,
 	return ADMIN_EXIT_OK;
 }
 
-static struct vgpu_admin_response *response_alloc(void)
+struct vgpu_admin_response *response_alloc(void)
 {
 	struct vgpu_admin_response *r = calloc(1, sizeof(*r));
 
@@ -575,7 +584,7 @@ static struct vgpu_admin_response *response_alloc(void)
 }
 
 /* A vGPU as its stable JSON object (documented in vgpu-admin(1)). */
-static json_t *entry_json(const struct vgpu_admin_entry *e)
+json_t *entry_json(const struct vgpu_admin_entry *e)
 {
 	char user[64], dom[96], means[320];
 	json_t *groups = json_array();
@@ -611,6 +620,121 @@ static json_t *entry_json(const struct vgpu_admin_entry *e)
 		state_text(e->state), "restarts", (json_int_t)e->restarts,
 		"pid", (json_int_t)e->pid, "time_limit_ms",
 		(json_int_t)e->time_limit_ms);
+}
+
+/* ---- mdev bindings (the VM path) ----------------------------------- */
+
+/*
+ * MDEVS: the mdev bindings of vGPU name ("": all) into *out (freed by
+ * the caller), their count, or -exit code. A vgpud older than admin 1.2
+ * has none to tell: 0.
+ */
+static int mdevs_get(const struct admin_ctx *ctx, const char *name,
+		     struct vgpu_admin_mdev **out)
+{
+	struct vgpu_admin_request req;
+	struct vgpu_admin_response *resp = response_alloc();
+	struct vgpu_admin_mdev *all = calloc(ADMIN_MAX_LIST, sizeof(*all));
+	uint32_t n = 0, i, pages = 0;
+	int rc = 0;
+
+	*out = NULL;
+	if (!resp || !all) {
+		rc = -ADMIN_EXIT_REFUSED;
+		goto out;
+	}
+	for (;;) {
+		request_init(&req, VGPU_ADMIN_MDEVS);
+		snprintf(req.name, sizeof(req.name), "%s", name);
+		req.first = n;
+		rc = admin_call(ctx, &req, resp);
+		if (rc != ADMIN_EXIT_OK) {
+			rc = -json_fail(ctx, rc, "cannot reach vgpud");
+			goto out;
+		}
+		if (resp->status != VGPU_ADMIN_OK && resp->minor < 2)
+			break; /* no VM path in that vgpud */
+		if (resp->status != VGPU_ADMIN_OK) {
+			rc = -refused(ctx, resp);
+			goto out;
+		}
+		if (resp->count > VGPU_ADMIN_LIST_MAX)
+			resp->count = VGPU_ADMIN_LIST_MAX;
+		for (i = 0; i < resp->count && n < ADMIN_MAX_LIST; i++) {
+			all[n] = resp->mdevs[i];
+			all[n].name[VGPU_NAME_MAX - 1] = '\0';
+			all[n].type[sizeof(all[n].type) - 1] = '\0';
+			n++;
+		}
+		if (resp->count == 0 || n >= resp->total ||
+		    n >= ADMIN_MAX_LIST || ++pages > ADMIN_MAX_LIST)
+			break;
+	}
+	*out = all;
+	all = NULL;
+	rc = (int)n;
+out:
+	free(all);
+	free(resp);
+	return rc;
+}
+
+/* The binding of vGPU name among n of them, or NULL. */
+static const struct vgpu_admin_mdev *mdev_of(const struct vgpu_admin_mdev *m,
+					     int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strncmp(m[i].name, name, VGPU_NAME_MAX))
+			return &m[i];
+	return NULL;
+}
+
+/* "UUID (open)", "UUID (no instance)", "UUID" or "-" (list's MDEV). */
+static const char *mdev_text(const struct vgpu_admin_mdev *m, char *buf,
+			     size_t len)
+{
+	char u[MDEV_UUID_TEXT];
+
+	if (!m) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	mdev_uuid_format(m->uuid, u);
+	snprintf(buf, len, "%s%s", u,
+		 !(m->flags & VGPU_ADMIN_MDEV_CREATED) ? " (no instance)"
+		 : m->flags & VGPU_ADMIN_MDEV_OPEN     ? " (open)"
+						       : "");
+	return buf;
+}
+
+/* The "mdev" member of a vGPU's JSON object: null or its binding. */
+static json_t *mdev_json(const struct vgpu_admin_mdev *m)
+{
+	char u[MDEV_UUID_TEXT];
+
+	if (!m)
+		return json_null();
+	mdev_uuid_format(m->uuid, u);
+	return json_pack("{s:s, s:s, s:b, s:I, s:b, s:b, s:b}", "uuid", u,
+			 "type", m->type, "created",
+			 (m->flags & VGPU_ADMIN_MDEV_CREATED) != 0, "instance",
+			 (json_int_t)m->instance, "open",
+			 (m->flags & VGPU_ADMIN_MDEV_OPEN) != 0, "ready",
+			 (m->flags & VGPU_ADMIN_MDEV_READY) != 0, "owned",
+			 (m->flags & VGPU_ADMIN_MDEV_OWNED) != 0);
+}
+
+/* entry_json with its "mdev" member. */
+static json_t *entry_json_m(const struct vgpu_admin_entry *e,
+			    const struct vgpu_admin_mdev *m)
+{
+	json_t *j = entry_json(e);
+
+	if (j)
+		json_object_set_new(j, "mdev", mdev_json(m));
+	return j;
 }
 
 /* "created vGPU a: 16 SMs (groups 0,1) on GPU 0 (...), 1.0 GiB, ..." */
@@ -734,29 +858,103 @@ static int blueprint_request(const struct admin_ctx *ctx,
 
 /* ---- create ------------------------------------------------------------- */
 
+/* Take back a vGPU whose mdev instance could not be made. */
+static void create_undo(const struct admin_ctx *ctx, const char *name)
+{
+	struct vgpu_admin_request req;
+	struct vgpu_admin_response *resp = response_alloc();
+
+	if (!resp)
+		return;
+	request_init(&req, VGPU_ADMIN_DESTROY);
+	snprintf(req.name, sizeof(req.name), "%s", name);
+	if (admin_call(ctx, &req, resp) != ADMIN_EXIT_OK ||
+	    (resp->status != VGPU_ADMIN_OK &&
+	     resp->status != VGPU_ADMIN_NO_SUCH_VGPU))
+		fprintf(stderr,
+			"vgpu-admin: and vGPU %s could not be destroyed (%s); "
+			"run 'vgpu-admin destroy %s'\n",
+			name, resp->message, name);
+	free(resp);
+}
+
+/*
+ * The mdev instance of a vGPU just bound to uuid: echo UUID into the
+ * create file of its type (the custom type), which returns once vgpud
+ * has answered the module. On failure the vGPU is destroyed again.
+ */
+static int create_instance(const struct admin_ctx *ctx, const char *name,
+			   const uint8_t uuid[16], struct vgpu_admin_mdev **m)
+{
+	char u[MDEV_UUID_TEXT], dir[1024], err[1200], msg[1400];
+	const char *type = "custom";
+	int n;
+
+	mdev_uuid_format(uuid, u);
+	n = mdevs_get(ctx, name, m);
+	if (n < 0)
+		return -n;
+	if (n >= 1 && (*m)[0].type[0])
+		type = (*m)[0].type;
+	if (admin_mdev_exists(u)) {
+		out(ctx, "mdev %s exists already: vgpud makes it vGPU %s\n", u,
+		    name);
+		return ADMIN_EXIT_OK;
+	}
+	if (admin_mdev_type_dir(type, dir, sizeof(dir), err, sizeof(err)) ||
+	    admin_mdev_create(dir, u, ADMIN_MDEV_CREATE_S, err, sizeof(err))) {
+		snprintf(msg, sizeof(msg),
+			 "vGPU %s: its mdev instance %s could not be created: "
+			 "%s",
+			 name, u, err);
+		fprintf(stderr, "vgpu-admin: %s; destroying the vGPU again\n",
+			msg);
+		create_undo(ctx, name);
+		return json_fail(ctx, ADMIN_EXIT_REFUSED, msg);
+	}
+	free(*m);
+	n = mdevs_get(ctx, name, m); /* now with its instance */
+	return n < 0 ? -n : ADMIN_EXIT_OK;
+}
+
 static int create_send(const struct admin_ctx *ctx,
 		       const struct vgpu_admin_request *req)
 {
 	struct vgpu_admin_response *resp = response_alloc();
+	struct vgpu_admin_mdev *m = NULL;
+	char u[MDEV_UUID_TEXT];
 	int rc;
 
 	if (!resp)
 		return ADMIN_EXIT_REFUSED;
 	rc = call_ok(ctx, req, resp);
+	if (rc == ADMIN_EXIT_OK && resp->count >= 1 &&
+	    (req->flags & VGPU_ADMIN_CREATE_MDEV))
+		rc = create_instance(ctx, req->name, resp->mdev_uuid, &m);
 	if (rc == ADMIN_EXIT_OK && resp->count >= 1) {
-		if (ctx->json)
+		if (ctx->json && (req->flags & VGPU_ADMIN_CREATE_MDEV))
+			json_print(
+				json_pack("{s:o}", "created",
+					  entry_json_m(&resp->entries[0], m)));
+		else if (ctx->json)
 			json_print(json_pack("{s:o}", "created",
 					     entry_json(&resp->entries[0])));
 		else
 			print_created(&resp->entries[0], req->sms);
+		if (!ctx->json && (req->flags & VGPU_ADMIN_CREATE_MDEV)) {
+			mdev_uuid_format(resp->mdev_uuid, u);
+			printf("mdev %s\n", u);
+		}
 	} else if (rc == ADMIN_EXIT_OK) {
 		out(ctx, "%s\n", resp->message);
 	}
+	free(m);
 	free(resp);
 	return rc;
 }
 
-static int cmd_create_file(const struct admin_ctx *ctx, const char *file)
+static int cmd_create_file(const struct admin_ctx *ctx, const char *file,
+			   const struct vgpu_admin_request *mdev)
 {
 	struct vgpu_admin_request req;
 	struct blueprint bp;
@@ -773,6 +971,8 @@ static int cmd_create_file(const struct admin_ctx *ctx, const char *file)
 		fprintf(stderr, "vgpu-admin: %s\n", err);
 		return json_fail(ctx, rc, err);
 	}
+	req.flags = mdev->flags;
+	memcpy(req.mdev_uuid, mdev->mdev_uuid, sizeof(req.mdev_uuid));
 	return create_send(ctx, &req);
 }
 
@@ -860,6 +1060,25 @@ static int cmd_create(const struct admin_ctx *ctx, int argc, char **argv)
 			req.time_limit_ms = (uint32_t)llround(s * 1000.0);
 			if (s > 0 && req.time_limit_ms == 0)
 				req.time_limit_ms = 1;
+		} else if (is_opt(arg, "--mdev")) {
+			/* --mdev, --mdev UUID or --mdev=UUID */
+			uint8_t next[16];
+
+			req.flags |= VGPU_ADMIN_CREATE_MDEV;
+			v = NULL;
+			if (!strncmp(arg, "--mdev=", 7))
+				v = arg + 7;
+			else if (i + 1 < argc &&
+				 !mdev_uuid_parse(argv[i + 1], next))
+				v = argv[++i];
+			if (v && (mdev_uuid_parse(v, req.mdev_uuid) ||
+				  mdev_uuid_is_zero(req.mdev_uuid)))
+				return usage_error(ctx, "create",
+						   "--mdev: '%s' is not a "
+						   "UUID (like %s)",
+						   v,
+						   "8a1c9e4e-3b0f-4f5e-9d7a-"
+						   "2f2b6a7c9e10");
 		} else if (is_opt(arg, "--gpu")) {
 			v = opt_value(argc, argv, &i, "--gpu");
 			if (!v || parse_uint(v, VGPU_MAX_GPUS - 1, &req.gpu))
@@ -886,8 +1105,9 @@ static int cmd_create(const struct admin_ctx *ctx, int argc, char **argv)
 			return usage_error(ctx, "create",
 					   "create -f FILE takes everything "
 					   "from the blueprint; no NAME or "
-					   "other options beside it");
-		return cmd_create_file(ctx, file);
+					   "other options beside it (but "
+					   "--mdev)");
+		return cmd_create_file(ctx, file, &req);
 	}
 	if (have_user && req.consumer_kind == VGPU_ADMIN_CONSUMER_GROUP)
 		return usage_error(ctx, "create",
@@ -1017,7 +1237,8 @@ static int one_name(const struct admin_ctx *ctx, const char *cmd, int argc,
 	return ADMIN_EXIT_OK;
 }
 
-static void print_show(const struct vgpu_admin_entry *e)
+static void print_show(const struct vgpu_admin_entry *e,
+		       const struct vgpu_admin_mdev *m)
 {
 	char a[32], b[32], groups[256], user[80], dom[96], means[320];
 
@@ -1060,6 +1281,22 @@ static void print_show(const struct vgpu_admin_entry *e)
 		       e->time_limit_ms / 1000.0);
 	else
 		printf("  kernel limit   none\n");
+	if (m) {
+		char u[MDEV_UUID_TEXT];
+
+		mdev_uuid_format(m->uuid, u);
+		if (m->flags & VGPU_ADMIN_MDEV_CREATED)
+			printf("  mdev           %s: instance %u of type %s, "
+			       "%s, device %s\n",
+			       u, m->instance, m->type[0] ? m->type : "?",
+			       m->flags & VGPU_ADMIN_MDEV_OPEN ? "open by a VM"
+							       : "not open",
+			       m->flags & VGPU_ADMIN_MDEV_READY ? "ready"
+								: "in error");
+		else
+			printf("  mdev           %s: bound, no instance yet\n",
+			       u);
+	}
 }
 
 static int cmd_show(const struct admin_ctx *ctx, int argc, char **argv)
@@ -1067,6 +1304,8 @@ static int cmd_show(const struct admin_ctx *ctx, int argc, char **argv)
 	struct vgpu_admin_request req;
 	struct vgpu_admin_response *resp;
 	int rc = one_name(ctx, "show", argc, argv, &req, VGPU_ADMIN_SHOW);
+	struct vgpu_admin_mdev *m = NULL;
+	int n = 0;
 
 	if (rc)
 		return rc;
@@ -1074,13 +1313,63 @@ static int cmd_show(const struct admin_ctx *ctx, int argc, char **argv)
 	if (!resp)
 		return ADMIN_EXIT_REFUSED;
 	rc = call_ok(ctx, &req, resp);
+	if (rc == ADMIN_EXIT_OK && resp->count >= 1)
+		n = mdevs_get(ctx, req.name, &m);
+	if (n < 0)
+		rc = -n;
 	if (rc == ADMIN_EXIT_OK && resp->count >= 1) {
+		const struct vgpu_admin_mdev *mine =
+			mdev_of(m, n, resp->entries[0].name);
+
 		if (ctx->json)
-			json_print(entry_json(&resp->entries[0]));
+			json_print(entry_json_m(&resp->entries[0], mine));
 		else
-			print_show(&resp->entries[0]);
+			print_show(&resp->entries[0], mine);
 	}
+	free(m);
 	free(resp);
+	return rc;
+}
+
+/*
+ * destroy of a vGPU that is an mdev instance: remove the instance first
+ * (vgpud refuses to destroy it under one). Refused while a VM has it
+ * open: the removal would wait for the VM. *removed says it was done.
+ */
+static int destroy_instance(const struct admin_ctx *ctx, const char *name,
+			    bool *removed)
+{
+	struct vgpu_admin_mdev *m = NULL;
+	char u[MDEV_UUID_TEXT], err[700], msg[900];
+	int n, rc = ADMIN_EXIT_OK;
+
+	*removed = false;
+	n = mdevs_get(ctx, name, &m);
+	if (n < 0)
+		return -n;
+	if (n < 1 || !(m[0].flags & VGPU_ADMIN_MDEV_CREATED))
+		goto out;
+	mdev_uuid_format(m[0].uuid, u);
+	if (m[0].flags & VGPU_ADMIN_MDEV_OPEN) {
+		snprintf(msg, sizeof(msg),
+			 "vGPU %s is mdev %s and a VM has it open: shut the "
+			 "VM down (or detach the device) first",
+			 name, u);
+		rc = ADMIN_EXIT_REFUSED;
+	} else if (admin_mdev_remove(u, ADMIN_MDEV_REMOVE_S, err,
+				     sizeof(err))) {
+		snprintf(msg, sizeof(msg), "vGPU %s: removing mdev %s: %s",
+			 name, u, err);
+		rc = ADMIN_EXIT_REFUSED;
+	} else {
+		*removed = true;
+	}
+	if (rc) {
+		fprintf(stderr, "vgpu-admin: %s\n", msg);
+		rc = json_fail(ctx, rc, msg);
+	}
+out:
+	free(m);
 	return rc;
 }
 
@@ -1089,13 +1378,37 @@ static int cmd_destroy(const struct admin_ctx *ctx, int argc, char **argv)
 	struct vgpu_admin_request req;
 	struct vgpu_admin_response *resp;
 	int rc = one_name(ctx, "destroy", argc, argv, &req, VGPU_ADMIN_DESTROY);
+	int waited = 0;
+	bool removed;
 
+	if (rc)
+		return rc;
+	rc = destroy_instance(ctx, req.name, &removed);
 	if (rc)
 		return rc;
 	resp = response_alloc();
 	if (!resp)
 		return ADMIN_EXIT_REFUSED;
-	rc = call_ok(ctx, &req, resp);
+	/* vgpud destroys the vGPU of a removed instance itself */
+	for (;;) {
+		rc = admin_call(ctx, &req, resp);
+		if (rc != ADMIN_EXIT_OK || !removed ||
+		    resp->status != VGPU_ADMIN_BUSY ||
+		    waited >= ADMIN_MDEV_GONE_MS)
+			break;
+		usleep(100000);
+		waited += 100;
+	}
+	if (rc == ADMIN_EXIT_OK && removed &&
+	    resp->status == VGPU_ADMIN_NO_SUCH_VGPU) {
+		resp->status = VGPU_ADMIN_OK;
+		snprintf(resp->message, sizeof(resp->message),
+			 "destroyed vGPU %s (and its mdev instance)", req.name);
+	}
+	if (rc != ADMIN_EXIT_OK)
+		rc = json_fail(ctx, rc, "cannot reach vgpud");
+	else if (resp->status != VGPU_ADMIN_OK)
+		rc = refused(ctx, resp);
 	if (rc == ADMIN_EXIT_OK) {
 		if (ctx->json)
 			json_print(json_pack("{s:s, s:s}", "destroyed",
@@ -1166,17 +1479,20 @@ enum list_col {
 	COL_RESTARTS,
 	COL_PID,
 	COL_ISOLATION,
+	COL_MDEV,
 	COL_COUNT
 };
 
 static const char *const col_names[COL_COUNT] = {
-	"NAME",	   "GPU",  "BACKEND", "SMS",	  "GROUPS", "MEMORY",	"USED",
-	"CLIENTS", "USER", "STATE",   "RESTARTS", "PID",    "ISOLATION"};
+	"NAME",	    "GPU",  "BACKEND",	 "SMS",	 "GROUPS",
+	"MEMORY",   "USED", "CLIENTS",	 "USER", "STATE",
+	"RESTARTS", "PID",  "ISOLATION", "MDEV"};
 
 #define COL_TEXT 72
 
 /* One row of the list table, as text. */
 static void list_row(const struct vgpu_admin_entry *e,
+		     const struct vgpu_admin_mdev *m,
 		     char cells[COL_COUNT][COL_TEXT])
 {
 	snprintf(cells[COL_NAME], COL_TEXT, "%.*s", VGPU_NAME_MAX - 1, e->name);
@@ -1196,24 +1512,27 @@ static void list_row(const struct vgpu_admin_entry *e,
 		snprintf(cells[COL_PID], COL_TEXT, "-");
 	snprintf(cells[COL_ISOLATION], COL_TEXT, "%s",
 		 isolation_text(e->isolation));
+	mdev_text(m, cells[COL_MDEV], COL_TEXT);
 }
 
+/* The first ncols columns of a row (MDEV only when some vGPU has one). */
 static void print_row(char cells[COL_COUNT][COL_TEXT],
-		      const int width[COL_COUNT])
+		      const int width[COL_COUNT], int ncols)
 {
 	int c;
 
-	for (c = 0; c < COL_COUNT - 1; c++)
+	for (c = 0; c < ncols - 1; c++)
 		printf("%-*s  ", width[c], cells[c]);
-	printf("%s\n", cells[COL_COUNT - 1]);
+	printf("%s\n", cells[ncols - 1]);
 }
 
 static int cmd_list(const struct admin_ctx *ctx, int argc, char **argv)
 {
 	struct vgpu_admin_entry *all = NULL;
+	struct vgpu_admin_mdev *m = NULL;
 	char(*cells)[COL_COUNT][COL_TEXT] = NULL;
 	char header[COL_COUNT][COL_TEXT];
-	int width[COL_COUNT], n, i, c;
+	int width[COL_COUNT], n, nm, i, c;
 
 	if (argc != 0)
 		return usage_error(ctx, "list",
@@ -1222,17 +1541,27 @@ static int cmd_list(const struct admin_ctx *ctx, int argc, char **argv)
 	n = list_all(ctx, &all);
 	if (n < 0)
 		return -n;
+	nm = mdevs_get(ctx, "", &m);
+	if (nm < 0) {
+		free(all);
+		return -nm;
+	}
 	if (ctx->json) {
 		json_t *list = json_array();
 
 		for (i = 0; i < n; i++)
-			json_array_append_new(list, entry_json(&all[i]));
+			json_array_append_new(
+				list,
+				entry_json_m(&all[i],
+					     mdev_of(m, nm, all[i].name)));
 		json_print(json_pack("{s:o}", "vgpus", list));
+		free(m);
 		free(all);
 		return ADMIN_EXIT_OK;
 	}
 	cells = calloc(n ? n : 1, sizeof(*cells));
 	if (!cells) {
+		free(m);
 		free(all);
 		fprintf(stderr, "vgpu-admin: out of memory\n");
 		return ADMIN_EXIT_REFUSED;
@@ -1242,15 +1571,16 @@ static int cmd_list(const struct admin_ctx *ctx, int argc, char **argv)
 		width[c] = (int)strlen(col_names[c]);
 	}
 	for (i = 0; i < n; i++) {
-		list_row(&all[i], cells[i]);
+		list_row(&all[i], mdev_of(m, nm, all[i].name), cells[i]);
 		for (c = 0; c < COL_COUNT; c++)
 			if ((int)strlen(cells[i][c]) > width[c])
 				width[c] = (int)strlen(cells[i][c]);
 	}
-	print_row(header, width);
+	print_row(header, width, nm > 0 ? COL_COUNT : COL_MDEV);
 	for (i = 0; i < n; i++)
-		print_row(cells[i], width);
+		print_row(cells[i], width, nm > 0 ? COL_COUNT : COL_MDEV);
 	free(cells);
+	free(m);
 	free(all);
 	return ADMIN_EXIT_OK;
 }
@@ -1418,9 +1748,11 @@ static const struct {
 	const char *name;
 	const char *usage;
 } commands[] = {
-	{"gpus", usage_gpus},	  {"validate", usage_validate},
-	{"create", usage_create}, {"show", usage_show},
-	{"list", usage_list},	  {"destroy", usage_destroy},
+	{"gpus", usage_gpus},		{"validate", usage_validate},
+	{"create", usage_create},	{"show", usage_show},
+	{"list", usage_list},		{"destroy", usage_destroy},
+	{"resize", admin_usage_resize}, {"move", admin_usage_move},
+	{"top", admin_usage_top},
 };
 
 int main(int argc, char **argv)
@@ -1486,5 +1818,11 @@ int main(int argc, char **argv)
 		return cmd_show(&ctx, n, rest);
 	if (!strcmp(cmd, "list"))
 		return cmd_list(&ctx, n, rest);
+	if (!strcmp(cmd, "resize"))
+		return cmd_resize(&ctx, n, rest);
+	if (!strcmp(cmd, "move"))
+		return cmd_move(&ctx, n, rest);
+	if (!strcmp(cmd, "top"))
+		return cmd_top(&ctx, n, rest);
 	return cmd_destroy(&ctx, n, rest);
 }

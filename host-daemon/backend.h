@@ -28,6 +28,15 @@ struct backend_event;
 struct backend_library;
 struct backend_kernel;
 
+/* What a resize did: for the log, VGPU_CTL_RESIZED and the benchmark. */
+struct backend_resize_info {
+	uint32_t sms;	    /* SMs of the new slice */
+	uint32_t streams;   /* streams switched */
+	uint32_t waits;	    /* of them, with work pending: an event wait */
+	uint64_t build_ns;  /* the new context, built beside the clients */
+	uint64_t switch_ns; /* the switch: new submissions waited this */
+};
+
 struct backend_ops {
 	const char *name; /* "cuda" or "sim" */
 	uint32_t kind;	  /* enum vgpu_backend_kind */
@@ -82,6 +91,17 @@ struct backend_ops {
 	int (*library_get_global)(struct backend *b, struct backend_library *l,
 				  const char *name, uint64_t *dptr,
 				  uint64_t *bytes);
+	/* Optional (NULL: NOT_SUPPORTED). A kernel's attributes
+	 * (CUfunction_attribute; set: the worker allows only the dynamic
+	 * shared memory limit and the carveout) and its occupancy on this
+	 * slice: resident blocks per SM. */
+	int (*kernel_get_attribute)(struct backend *b, struct backend_kernel *k,
+				    int attr, int *value);
+	int (*kernel_set_attribute)(struct backend *b, struct backend_kernel *k,
+				    int attr, int value);
+	int (*kernel_occupancy)(struct backend *b, struct backend_kernel *k,
+				int block, size_t dyn_smem, unsigned int flags,
+				int *blocks);
 	int (*launch)(struct backend *b, struct backend_kernel *k,
 		      const uint32_t grid[3], const uint32_t block[3],
 		      uint32_t shared_bytes, struct backend_stream *s,
@@ -103,6 +123,52 @@ struct backend_ops {
 	int (*event_query)(struct backend *b, struct backend_event *e);
 	int (*event_elapsed)(struct backend *b, struct backend_event *start,
 			     struct backend_event *end, float *ms);
+
+	/*
+	 * Optional (NULL: no STREAM_GATE). Host memory the GPU can read and
+	 * write (cuda: pinned, device-mapped); and stream operations on it:
+	 * write value to *p once everything before it on s is done; hold s
+	 * until *p >= value. p lies in host_alloc memory or in a data area
+	 * that host_register pinned (any host memory when host_register is
+	 * NULL).
+	 */
+	int (*host_alloc)(struct backend *b, size_t n, void **p);
+	void (*host_free)(struct backend *b, void *p);
+	int (*stream_write_host)(struct backend *b, struct backend_stream *s,
+				 uint64_t *p, uint64_t value);
+	int (*stream_wait_host)(struct backend *b, struct backend_stream *s,
+				const uint64_t *p, uint64_t value);
+
+	/*
+	 * Dynamic partitioning; each optional (NULL: not supported).
+	 *
+	 * resize: move the slice onto ngroups SM groups (indices as in the
+	 * config) while clients keep submitting. The new execution context
+	 * is built first; then every stream switches to it between two
+	 * operations: work already queued finishes where it is, work
+	 * submitted afterwards runs on the new groups, after everything
+	 * submitted before it on the same stream. No operation is lost,
+	 * repeated or reordered; streams, events, libraries, kernels and
+	 * memory stay valid. On success device_info describes the new slice.
+	 * On failure the slice is unchanged (after a fatal CUresult the
+	 * context is lost) and err says why. One call at a time, on a
+	 * thread_attach()ed thread.
+	 */
+	int (*resize)(struct backend *b, const uint32_t *groups,
+		      uint32_t ngroups, struct backend_resize_info *out,
+		      char *err, size_t errlen);
+	/*
+	 * Free what earlier resizes left behind (old contexts) once the work
+	 * queued there is done. Never waits for the device: returns
+	 * CUDA_ERROR_NOT_READY while something is left, CUDA_SUCCESS when
+	 * nothing is, or another CUresult. Same thread rules as resize.
+	 */
+	int (*resize_reclaim)(struct backend *b);
+	/*
+	 * Nanoseconds since open during which the slice had at least one
+	 * kernel running: the backend's own exact count (any thread).
+	 */
+	uint64_t (*busy_ns)(struct backend *b);
 };
 
 extern const struct backend_ops backend_cuda_ops;

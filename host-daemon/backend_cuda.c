@@ -20,7 +20,16 @@
  * b->api; the calls that wait for the device (stream and event
  * synchronisation) are made outside it, so one client waiting never
  * blocks another. VGPU_CUDA_SERIALIZE=0 turns the lock off (to measure
- * whether it matters).
+ * whether it matters; a vGPU cannot be resized then).
+ *
+ * Resize (dynamic partitioning): the slice is a struct cuda_slice, one
+ * green context; a resize builds a new one beside the running clients and
+ * switches every stream to a new stream in it at a kernel boundary (see
+ * cuda_resize). Libraries and the VA window's mappings belong to no
+ * context, so they stay valid; events move to the new context at their
+ * next record (or when the old context is reclaimed). Each thread makes
+ * the current slice's context current to itself under b->api when it
+ * sees that the slice changed.
  */
 #include <elf.h>
 #include <inttypes.h>
@@ -37,15 +46,46 @@
 
 /* How long close() lets queued work finish before tearing down anyway. */
 #define CUDA_CLOSE_DRAIN_MS 10000
+/* Old contexts that may still run queued work: a resize waits for room. */
+#define CUDA_MAX_RETIRED 8
+/* Events moved out of an old context per hold of the API lock. */
+#define CUDA_EVICT_BATCH 32
+
+/*
+ * One green context of the vGPU. A resize makes a new one current
+ * (b->cur) and retires the one before (b->retired); resize_reclaim
+ * destroys a retired one once nothing needs it: the streams it had have
+ * drained, the waits on its fences have been passed, no event lives in it
+ * and no thread waits outside b->api on one of its handles (users).
+ */
+struct cuda_slice {
+	struct cuda_slice *next; /* b->retired */
+	uint64_t id;		 /* never reused: threads remember it */
+	CUgreenCtx green;
+	CUcontext ctx;
+	CUstream marker; /* never given work: a record there completes */
+	uint32_t nsms;
+	uint32_t events; /* live backend_events whose CUevent is here */
+	int users;	 /* atomic: unlocked waits on its handles */
+	/* what the switch away from it left behind (retired slices) */
+	CUstream *old;	 /* its streams, draining */
+	CUevent *fences; /* recorded on them (in this context) */
+	CUevent *passed; /* recorded behind the waits (in the next one) */
+	uint32_t nold, nfences, npassed;
+};
 
 struct backend_stream {
 	struct backend_stream *next, *prev;
 	CUstream stream;
+	struct cuda_slice *slice; /* always b->cur once a switch is done */
 };
 
 struct backend_event {
 	struct backend_event *next, *prev;
 	CUevent event;
+	struct cuda_slice *slice; /* the context the CUevent is in */
+	unsigned int flags;
+	int recorded; /* it has been recorded at least once */
 };
 
 struct backend_kernel {
@@ -57,16 +97,20 @@ struct backend_library {
 	struct backend_library *next, *prev;
 	CUlibrary lib;
 	struct backend_kernel *kernels;
+	uint32_t nglobals; /* module variables handed out (see resize) */
 };
 
 struct backend {
 	struct cuda_sym cu;
 	struct vgpu_worker_config cfg;
 	CUdevice dev;
-	CUgreenCtx green;
-	CUcontext ctx;
-	CUstream default_stream; /* used for a NULL stream */
+	struct cuda_slice *cur;	    /* under api and lock: both to change */
+	struct cuda_slice *retired; /* main thread (resize, reclaim) */
+	uint32_t nretired;
+	uint64_t slice_ids;
+	struct backend_stream defstream; /* used for a NULL stream */
 	uint32_t nsms;
+	uint64_t globals; /* module variables handed out, all libraries */
 	uint64_t gran;
 
 	CUdeviceptr va;
@@ -88,10 +132,31 @@ struct backend {
 
 /* ---- helpers --------------------------------------------------------- */
 
+/* The id of the slice whose context this thread has made current. */
+static __thread uint64_t cuda_tls_slice;
+
+/*
+ * Make the current slice's context current to this thread when it is not
+ * yet (first call, or a resize since). Under b->api, or b->lock.
+ */
+static CUresult cuda_ctx_refresh(struct backend *b)
+{
+	CUresult rc;
+
+	if (!b->cur || cuda_tls_slice == b->cur->id)
+		return CUDA_SUCCESS;
+	rc = b->cu.cuCtxSetCurrent(b->cur->ctx);
+	if (rc == CUDA_SUCCESS)
+		cuda_tls_slice = b->cur->id;
+	return rc;
+}
+
+/* Take the API lock; the thread then has the current context. */
 static void api_lock(struct backend *b)
 {
 	if (b->serialize)
 		pthread_mutex_lock(&b->api);
+	cuda_ctx_refresh(b);
 }
 
 static void api_unlock(struct backend *b)
@@ -113,7 +178,38 @@ static int cuda_fail(const struct cuda_sym *cu, CUresult rc, char *err,
 
 static CUstream stream_of(struct backend *b, struct backend_stream *s)
 {
-	return s ? s->stream : b->default_stream;
+	return s ? s->stream : b->defstream.stream;
+}
+
+/*
+ * For a wait outside the API lock: the stream's handle now, and its slice
+ * held (users) so that resize_reclaim cannot destroy the handle under the
+ * wait. Pair with slice_put.
+ */
+static CUstream stream_hold_locked(struct backend *b, struct backend_stream *s,
+				   struct cuda_slice **held)
+{
+	struct backend_stream *bs = s ? s : &b->defstream;
+
+	*held = bs->slice;
+	__atomic_add_fetch(&(*held)->users, 1, __ATOMIC_SEQ_CST);
+	return bs->stream;
+}
+
+static CUstream stream_hold(struct backend *b, struct backend_stream *s,
+			    struct cuda_slice **held)
+{
+	CUstream st;
+
+	api_lock(b);
+	st = stream_hold_locked(b, s, held);
+	api_unlock(b);
+	return st;
+}
+
+static void slice_put(struct cuda_slice *sl)
+{
+	__atomic_sub_fetch(&sl->users, 1, __ATOMIC_SEQ_CST);
 }
 
 /* Doubly linked list helpers for the tracked objects. */
@@ -289,7 +385,7 @@ static int cuda_probe(struct vgpu_gpu_info *gpus, int max, char *err,
  * so it is a slice on its own: never combined with groups.
  */
 static int cuda_leftover(const struct backend *b, const CUdevResource *rest,
-			 uint32_t g, char *err, size_t errlen)
+			 uint32_t g, uint32_t ngroups, char *err, size_t errlen)
 {
 	if (rest->type != CU_DEV_RESOURCE_TYPE_SM || !rest->sm.smCount) {
 		snprintf(err, errlen,
@@ -298,7 +394,7 @@ static int cuda_leftover(const struct backend *b, const CUdevResource *rest,
 			 g, b->cfg.gpu, g);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	if (b->cfg.ngroups != 1) {
+	if (ngroups != 1) {
 		snprintf(err, errlen,
 			 "cuda: SM group %u holds the %u SMs left over by the "
 			 "split and must be used alone, not combined with "
@@ -309,9 +405,14 @@ static int cuda_leftover(const struct backend *b, const CUdevResource *rest,
 	return CUDA_SUCCESS;
 }
 
-/* The green context over the listed groups (or over the leftover SMs),
- * current on this thread. */
-static int cuda_open_slice(struct backend *b, char *err, size_t errlen)
+/*
+ * A green context over the listed groups (or over the leftover SMs), with
+ * its marker stream; current to no thread yet. Touches nothing of the
+ * slice in use, so a resize builds it while the clients go on.
+ */
+static int cuda_slice_build(struct backend *b, const uint32_t *want,
+			    uint32_t nwant, struct cuda_slice *sl, char *err,
+			    size_t errlen)
 {
 	const struct cuda_sym *cu = &b->cu;
 	CUdevResource whole, groups[VGPU_MAX_SM_GROUPS];
@@ -324,18 +425,19 @@ static int cuda_open_slice(struct backend *b, char *err, size_t errlen)
 	if ((rc = cuda_split(cu, b->dev, &whole, groups, &ngroups, &rest, err,
 			     errlen)))
 		return rc;
-	if (b->cfg.ngroups == 0 || b->cfg.ngroups > VGPU_MAX_SM_GROUPS) {
+	if (nwant == 0 || nwant > VGPU_MAX_SM_GROUPS) {
 		snprintf(err, errlen,
 			 "cuda: a slice needs 1 to %u SM groups, "
 			 "not %u",
-			 VGPU_MAX_SM_GROUPS, b->cfg.ngroups);
+			 VGPU_MAX_SM_GROUPS, nwant);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	for (i = 0; i < b->cfg.ngroups; i++) {
-		uint32_t g = b->cfg.groups[i];
+	for (i = 0; i < nwant; i++) {
+		uint32_t g = want[i];
 
 		if (g == ngroups) {
-			if ((rc = cuda_leftover(b, &rest, g, err, errlen)))
+			if ((rc = cuda_leftover(b, &rest, g, nwant, err,
+						errlen)))
 				return rc;
 			sel[i] = rest;
 			sum += rest.sm.smCount;
@@ -354,22 +456,20 @@ static int cuda_open_slice(struct backend *b, char *err, size_t errlen)
 		sel[i] = groups[g];
 		sum += groups[g].sm.smCount;
 	}
-	rc = cu->cuDevResourceGenerateDesc(&desc, sel, b->cfg.ngroups);
+	rc = cu->cuDevResourceGenerateDesc(&desc, sel, nwant);
 	if (rc)
 		return cuda_fail(cu, rc, err, errlen,
 				 "cuDevResourceGenerateDesc");
-	rc = cu->cuGreenCtxCreate(&b->green, desc, b->dev,
+	rc = cu->cuGreenCtxCreate(&sl->green, desc, b->dev,
 				  CU_GREEN_CTX_DEFAULT_STREAM);
 	if (rc) {
-		b->green = NULL;
+		sl->green = NULL;
 		return cuda_fail(cu, rc, err, errlen, "cuGreenCtxCreate");
 	}
-	if ((rc = cu->cuCtxFromGreenCtx(&b->ctx, b->green)))
+	if ((rc = cu->cuCtxFromGreenCtx(&sl->ctx, sl->green)))
 		return cuda_fail(cu, rc, err, errlen, "cuCtxFromGreenCtx");
-	if ((rc = cu->cuCtxSetCurrent(b->ctx)))
-		return cuda_fail(cu, rc, err, errlen, "cuCtxSetCurrent");
 	memset(&got, 0, sizeof(got));
-	rc = cu->cuGreenCtxGetDevResource(b->green, &got,
+	rc = cu->cuGreenCtxGetDevResource(sl->green, &got,
 					  CU_DEV_RESOURCE_TYPE_SM);
 	if (rc)
 		return cuda_fail(cu, rc, err, errlen,
@@ -378,10 +478,74 @@ static int cuda_open_slice(struct backend *b, char *err, size_t errlen)
 		snprintf(err, errlen,
 			 "cuda: the green context has %u SMs, but its %u "
 			 "groups hold %u",
-			 got.sm.smCount, b->cfg.ngroups, sum);
+			 got.sm.smCount, nwant, sum);
 		return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
 	}
-	b->nsms = sum;
+	/* cuda.h: the stream is made in the given green context, whatever
+	 * context is current */
+	rc = cu->cuGreenCtxStreamCreate(&sl->marker, sl->green,
+					CU_STREAM_NON_BLOCKING, 0);
+	if (rc) {
+		sl->marker = NULL;
+		return cuda_fail(cu, rc, err, errlen,
+				 "cuGreenCtxStreamCreate (marker)");
+	}
+	sl->nsms = sum;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * Destroy a slice nothing refers to any more (its streams drained, its
+ * events gone). Its context may still be current to some thread: that
+ * thread makes the current slice's current at its next locked call.
+ */
+static void cuda_slice_free(struct backend *b, struct cuda_slice *sl)
+{
+	uint32_t i;
+
+	if (!sl)
+		return;
+	for (i = 0; i < sl->nold; i++)
+		if (sl->old[i])
+			b->cu.cuStreamDestroy_v2(sl->old[i]);
+	for (i = 0; i < sl->nfences; i++)
+		if (sl->fences[i])
+			b->cu.cuEventDestroy_v2(sl->fences[i]);
+	for (i = 0; i < sl->npassed; i++)
+		if (sl->passed[i])
+			b->cu.cuEventDestroy_v2(sl->passed[i]);
+	if (sl->marker)
+		b->cu.cuStreamDestroy_v2(sl->marker);
+	if (sl->green)
+		b->cu.cuGreenCtxDestroy(sl->green);
+	free(sl->old);
+	free(sl->fences);
+	free(sl->passed);
+	free(sl);
+}
+
+/* The vGPU's first slice, over the config's groups, current here. */
+static int cuda_open_slice(struct backend *b, char *err, size_t errlen)
+{
+	struct cuda_slice *sl = calloc(1, sizeof(*sl));
+	CUresult rc;
+
+	if (!sl) {
+		snprintf(err, errlen, "cuda: out of memory");
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	rc = cuda_slice_build(b, b->cfg.groups, b->cfg.ngroups, sl, err,
+			      errlen);
+	if (rc == CUDA_SUCCESS && (rc = b->cu.cuCtxSetCurrent(sl->ctx)))
+		cuda_fail(&b->cu, rc, err, errlen, "cuCtxSetCurrent");
+	if (rc) {
+		cuda_slice_free(b, sl);
+		return rc;
+	}
+	sl->id = ++b->slice_ids;
+	cuda_tls_slice = sl->id;
+	b->cur = sl;
+	b->nsms = sl->nsms;
 	return CUDA_SUCCESS;
 }
 
@@ -519,13 +683,14 @@ static int cuda_open(struct backend **out, const struct vgpu_worker_config *cfg,
 	}
 	if ((rc = cuda_reserve(b, err, errlen)))
 		goto fail;
-	rc = b->cu.cuGreenCtxStreamCreate(&b->default_stream, b->green,
+	rc = b->cu.cuGreenCtxStreamCreate(&b->defstream.stream, b->cur->green,
 					  CU_STREAM_NON_BLOCKING, 0);
 	if (rc) {
-		b->default_stream = NULL;
+		b->defstream.stream = NULL;
 		cuda_fail(&b->cu, rc, err, errlen, "cuGreenCtxStreamCreate");
 		goto fail;
 	}
+	b->defstream.slice = b->cur;
 	cuda_read_info(b, gpu_name, (const uint8_t *)uuid.bytes);
 	*out = b;
 	return CUDA_SUCCESS;
@@ -543,13 +708,20 @@ static void cuda_drain(struct backend *b)
 	struct backend_stream *s;
 	int busy;
 
+	struct cuda_slice *r;
+	uint32_t i;
+
 	do {
-		busy = b->default_stream &&
-		       b->cu.cuStreamQuery(b->default_stream) ==
+		busy = b->defstream.stream &&
+		       b->cu.cuStreamQuery(b->defstream.stream) ==
 			       CUDA_ERROR_NOT_READY;
 		for (s = b->streams; s && !busy; s = s->next)
 			busy = b->cu.cuStreamQuery(s->stream) ==
 			       CUDA_ERROR_NOT_READY;
+		for (r = b->retired; r && !busy; r = r->next)
+			for (i = 0; i < r->nold && !busy; i++)
+				busy = b->cu.cuStreamQuery(r->old[i]) ==
+				       CUDA_ERROR_NOT_READY;
 		if (busy)
 			nanosleep(&nap, NULL);
 	} while (busy && ++waited < CUDA_CLOSE_DRAIN_MS);
@@ -569,8 +741,9 @@ static void cuda_close(struct backend *b)
 
 	if (!b)
 		return;
-	if (b->ctx) {
-		b->cu.cuCtxSetCurrent(b->ctx);
+	if (b->cur) {
+		b->cu.cuCtxSetCurrent(b->cur->ctx);
+		cuda_tls_slice = b->cur->id;
 		cuda_drain(b);
 	}
 	while (b->libs) {
@@ -600,18 +773,24 @@ static void cuda_close(struct backend *b)
 		b->cu.cuStreamDestroy_v2(s->stream);
 		free(s);
 	}
-	if (b->default_stream)
-		b->cu.cuStreamDestroy_v2(b->default_stream);
+	if (b->defstream.stream)
+		b->cu.cuStreamDestroy_v2(b->defstream.stream);
 	if (b->mapped)
 		for (i = 0; i < b->ngranules; i++)
 			if (b->mapped[i / 8] & (1u << (i % 8)))
 				cuda_unmap_granule(b, i);
 	if (b->va_reserved)
 		b->cu.cuMemAddressFree(b->va, b->cfg.va_size);
-	if (b->green) {
-		b->cu.cuCtxSetCurrent(NULL);
-		b->cu.cuGreenCtxDestroy(b->green);
+	b->cu.cuCtxSetCurrent(NULL);
+	cuda_tls_slice = 0;
+	while (b->retired) {
+		struct cuda_slice *r = b->retired;
+
+		b->retired = r->next;
+		cuda_slice_free(b, r);
 	}
+	cuda_slice_free(b, b->cur);
+	b->cur = NULL;
 	free(b->mapped);
 	free(b->handles);
 	pthread_mutex_destroy(&b->api);
@@ -622,7 +801,14 @@ static void cuda_close(struct backend *b)
 
 static int cuda_thread_attach(struct backend *b)
 {
-	return b->cu.cuCtxSetCurrent(b->ctx);
+	CUresult rc;
+
+	if (b->serialize)
+		pthread_mutex_lock(&b->api);
+	rc = cuda_ctx_refresh(b);
+	if (b->serialize)
+		pthread_mutex_unlock(&b->api);
+	return rc;
 }
 
 static void cuda_device_info(struct backend *b, struct vgpu_device_info *info)
@@ -679,6 +865,7 @@ static int cuda_mem_map(struct backend *b, uint64_t va, uint64_t size)
 	access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 
 	pthread_mutex_lock(&b->lock);
+	cuda_ctx_refresh(b); /* b->cur changes only under b->lock too */
 	for (i = first; i < first + count; i++) {
 		if (granule_mapped(b, i)) {
 			rc = CUDA_ERROR_INVALID_VALUE; /* already mapped */
@@ -719,6 +906,7 @@ static int cuda_mem_unmap(struct backend *b, uint64_t va, uint64_t size)
 	if (cuda_granules(b, va, size, &first, &count))
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&b->lock);
+	cuda_ctx_refresh(b);
 	for (i = first; i < first + count; i++) {
 		if (!granule_mapped(b, i)) {
 			rc = CUDA_ERROR_INVALID_VALUE; /* not mapped */
@@ -758,7 +946,12 @@ static int cuda_host_register(struct backend *b, void *p, size_t n)
 	CUresult rc;
 
 	api_lock(b);
-	rc = b->cu.cuMemHostRegister_v2(p, n, 0);
+	/* DEVICEMAP: stream gates write into it (cuStreamWriteValue64);
+	 * PORTABLE: pinned for every context, so for the next one after a
+	 * resize too */
+	rc = b->cu.cuMemHostRegister_v2(p, n,
+					CU_MEMHOSTREGISTER_DEVICEMAP |
+						CU_MEMHOSTREGISTER_PORTABLE);
 	api_unlock(b);
 	return rc;
 }
@@ -770,36 +963,98 @@ static void cuda_host_unregister(struct backend *b, void *p)
 	api_unlock(b);
 }
 
+/* ---- stream gates: pinned, device-mapped host words --------------------- */
+
+static int cuda_host_alloc(struct backend *b, size_t n, void **p)
+{
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuMemHostAlloc(p, n,
+				  CU_MEMHOSTALLOC_DEVICEMAP |
+					  CU_MEMHOSTALLOC_PORTABLE);
+	api_unlock(b);
+	return rc;
+}
+
+static void cuda_host_free(struct backend *b, void *p)
+{
+	api_lock(b);
+	b->cu.cuMemFreeHost(p);
+	api_unlock(b);
+}
+
+/* p is in host_alloc memory or a data area registered with DEVICEMAP. */
+static int cuda_stream_host_op(struct backend *b, struct backend_stream *s,
+			       uint64_t *p, uint64_t value, int wait)
+{
+	CUdeviceptr d;
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuMemHostGetDevicePointer_v2(&d, p, 0);
+	if (rc == CUDA_SUCCESS && wait)
+		rc = b->cu.cuStreamWaitValue64_v2(stream_of(b, s), d, value,
+						  CU_STREAM_WAIT_VALUE_GEQ);
+	else if (rc == CUDA_SUCCESS)
+		rc = b->cu.cuStreamWriteValue64_v2(
+			stream_of(b, s), d, value,
+			CU_STREAM_WRITE_VALUE_DEFAULT);
+	api_unlock(b);
+	return rc;
+}
+
+static int cuda_stream_write_host(struct backend *b, struct backend_stream *s,
+				  uint64_t *p, uint64_t value)
+{
+	return cuda_stream_host_op(b, s, p, value, 0);
+}
+
+static int cuda_stream_wait_host(struct backend *b, struct backend_stream *s,
+				 const uint64_t *p, uint64_t value)
+{
+	return cuda_stream_host_op(b, s, (uint64_t *)p, value, 1);
+}
+
+/*
+ * A copy between the host and the device that returns once it is done:
+ * wait for the stream, copy, wait again. The waits are outside the API
+ * lock, with the stream's slice held (a resize may switch the stream
+ * meanwhile; the copy then goes to the new stream, after the old work).
+ */
+static int cuda_copy_sync(struct backend *b, struct backend_stream *s,
+			  CUdeviceptr dev, void *host, size_t n, int to_device)
+{
+	struct cuda_slice *held;
+	CUstream st = stream_hold(b, s, &held);
+	CUresult rc = b->cu.cuStreamSynchronize(st);
+
+	slice_put(held);
+	if (rc)
+		return rc;
+	api_lock(b);
+	st = stream_hold_locked(b, s, &held);
+	if (to_device)
+		rc = b->cu.cuMemcpyHtoDAsync_v2(dev, host, n, st);
+	else
+		rc = b->cu.cuMemcpyDtoHAsync_v2(host, dev, n, st);
+	api_unlock(b);
+	if (rc == CUDA_SUCCESS)
+		rc = b->cu.cuStreamSynchronize(st);
+	slice_put(held);
+	return rc;
+}
+
 static int cuda_memcpy_htod(struct backend *b, struct backend_stream *s,
 			    uint64_t dst, const void *src, size_t n)
 {
-	CUstream st = stream_of(b, s);
-	CUresult rc;
-
-	if ((rc = b->cu.cuStreamSynchronize(st)))
-		return rc;
-	api_lock(b);
-	rc = b->cu.cuMemcpyHtoDAsync_v2((CUdeviceptr)dst, src, n, st);
-	api_unlock(b);
-	if (rc)
-		return rc;
-	return b->cu.cuStreamSynchronize(st);
+	return cuda_copy_sync(b, s, (CUdeviceptr)dst, (void *)src, n, 1);
 }
 
 static int cuda_memcpy_dtoh(struct backend *b, struct backend_stream *s,
 			    void *dst, uint64_t src, size_t n)
 {
-	CUstream st = stream_of(b, s);
-	CUresult rc;
-
-	if ((rc = b->cu.cuStreamSynchronize(st)))
-		return rc;
-	api_lock(b);
-	rc = b->cu.cuMemcpyDtoHAsync_v2(dst, (CUdeviceptr)src, n, st);
-	api_unlock(b);
-	if (rc)
-		return rc;
-	return b->cu.cuStreamSynchronize(st);
+	return cuda_copy_sync(b, s, (CUdeviceptr)src, dst, n, 0);
 }
 
 static int cuda_memcpy_dtod(struct backend *b, struct backend_stream *s,
@@ -818,10 +1073,11 @@ static int cuda_memset(struct backend *b, struct backend_stream *s,
 		       uint64_t dst, uint32_t value, uint32_t elem_size,
 		       size_t count)
 {
-	CUstream st = stream_of(b, s);
+	CUstream st;
 	CUresult rc;
 
 	api_lock(b);
+	st = stream_of(b, s); /* under the lock: a resize may switch it */
 	switch (elem_size) {
 	case 1:
 		rc = b->cu.cuMemsetD8Async((CUdeviceptr)dst,
@@ -966,6 +1222,7 @@ static void cuda_library_unload(struct backend *b, struct backend_library *l)
 	pthread_mutex_unlock(&b->lock);
 	api_lock(b);
 	b->cu.cuLibraryUnload(l->lib);
+	b->globals -= l->nglobals;
 	api_unlock(b);
 	while (l->kernels) {
 		struct backend_kernel *k = l->kernels;
@@ -1058,6 +1315,11 @@ static int cuda_library_get_global(struct backend *b, struct backend_library *l,
 
 	api_lock(b);
 	rc = b->cu.cuLibraryGetGlobal(&p, &n, l->lib, name);
+	if (rc == CUDA_SUCCESS) {
+		/* its storage is this context's: see cuda_resize */
+		l->nglobals++;
+		b->globals++;
+	}
 	api_unlock(b);
 	if (rc)
 		return rc;
@@ -1086,6 +1348,51 @@ static int cuda_launch(struct backend *b, struct backend_kernel *k,
 	return rc;
 }
 
+/* ---- kernel attributes (the device's, not the slice's: per SM) ---------- */
+
+static int cuda_kernel_get_attribute(struct backend *b,
+				     struct backend_kernel *k, int attr,
+				     int *value)
+{
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuKernelGetAttribute(value, (CUfunction_attribute)attr,
+					k->kernel, b->dev);
+	api_unlock(b);
+	return rc;
+}
+
+static int cuda_kernel_set_attribute(struct backend *b,
+				     struct backend_kernel *k, int attr,
+				     int value)
+{
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuKernelSetAttribute((CUfunction_attribute)attr, value,
+					k->kernel, b->dev);
+	api_unlock(b);
+	return rc;
+}
+
+/* The kernel's function in the slice's context, then the driver's count. */
+static int cuda_kernel_occupancy(struct backend *b, struct backend_kernel *k,
+				 int block, size_t dyn_smem,
+				 unsigned int flags, int *blocks)
+{
+	CUfunction f;
+	CUresult rc;
+
+	api_lock(b);
+	rc = b->cu.cuKernelGetFunction(&f, k->kernel);
+	if (rc == CUDA_SUCCESS)
+		rc = b->cu.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+			blocks, f, block, dyn_smem, flags);
+	api_unlock(b);
+	return rc;
+}
+
 /* ---- streams and events ------------------------------------------------ */
 
 static int cuda_stream_create(struct backend *b, struct backend_stream **out)
@@ -1095,17 +1402,21 @@ static int cuda_stream_create(struct backend *b, struct backend_stream **out)
 
 	if (!s)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* made and listed in one hold of the lock: a resize switches it */
 	api_lock(b);
-	rc = b->cu.cuGreenCtxStreamCreate(&s->stream, b->green,
+	rc = b->cu.cuGreenCtxStreamCreate(&s->stream, b->cur->green,
 					  CU_STREAM_NON_BLOCKING, 0);
+	if (rc == CUDA_SUCCESS) {
+		s->slice = b->cur;
+		pthread_mutex_lock(&b->lock);
+		LIST_ADD(b->streams, s);
+		pthread_mutex_unlock(&b->lock);
+	}
 	api_unlock(b);
 	if (rc) {
 		free(s);
 		return rc;
 	}
-	pthread_mutex_lock(&b->lock);
-	LIST_ADD(b->streams, s);
-	pthread_mutex_unlock(&b->lock);
 	*out = s;
 	return CUDA_SUCCESS;
 }
@@ -1114,10 +1425,10 @@ static void cuda_stream_destroy(struct backend *b, struct backend_stream *s)
 {
 	if (!s)
 		return;
+	api_lock(b);
 	pthread_mutex_lock(&b->lock);
 	LIST_DEL(b->streams, s);
 	pthread_mutex_unlock(&b->lock);
-	api_lock(b);
 	b->cu.cuStreamDestroy_v2(s->stream);
 	api_unlock(b);
 	free(s);
@@ -1125,7 +1436,12 @@ static void cuda_stream_destroy(struct backend *b, struct backend_stream *s)
 
 static int cuda_stream_sync(struct backend *b, struct backend_stream *s)
 {
-	return b->cu.cuStreamSynchronize(stream_of(b, s));
+	struct cuda_slice *held;
+	CUstream st = stream_hold(b, s, &held);
+	CUresult rc = b->cu.cuStreamSynchronize(st);
+
+	slice_put(held);
+	return rc;
 }
 
 static int cuda_stream_query(struct backend *b, struct backend_stream *s)
@@ -1162,14 +1478,19 @@ static int cuda_event_create(struct backend *b, uint32_t flags,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	api_lock(b);
 	rc = b->cu.cuEventCreate(&e->event, flags);
+	if (rc == CUDA_SUCCESS) {
+		e->flags = flags;
+		e->slice = b->cur;
+		b->cur->events++;
+		pthread_mutex_lock(&b->lock);
+		LIST_ADD(b->events, e);
+		pthread_mutex_unlock(&b->lock);
+	}
 	api_unlock(b);
 	if (rc) {
 		free(e);
 		return rc;
 	}
-	pthread_mutex_lock(&b->lock);
-	LIST_ADD(b->events, e);
-	pthread_mutex_unlock(&b->lock);
 	*out = e;
 	return CUDA_SUCCESS;
 }
@@ -1178,29 +1499,70 @@ static void cuda_event_destroy(struct backend *b, struct backend_event *e)
 {
 	if (!e)
 		return;
+	api_lock(b);
 	pthread_mutex_lock(&b->lock);
 	LIST_DEL(b->events, e);
 	pthread_mutex_unlock(&b->lock);
-	api_lock(b);
 	b->cu.cuEventDestroy_v2(e->event);
+	e->slice->events--;
 	api_unlock(b);
 	free(e);
+}
+
+/*
+ * An event of an old context moves into the current one (cuEventRecord
+ * wants the event and the stream in one context). The old CUevent may
+ * still be pending: cuEventDestroy then frees it once it completes. Only
+ * the event's owner records it, so nobody waits on the old one outside
+ * the lock now. Under b->api.
+ */
+static CUresult cuda_event_move(struct backend *b, struct backend_event *e)
+{
+	CUevent ne;
+	CUresult rc;
+
+	rc = b->cu.cuEventCreate(&ne, e->flags);
+	if (rc)
+		return rc;
+	b->cu.cuEventDestroy_v2(e->event);
+	e->event = ne;
+	e->slice->events--;
+	e->slice = b->cur;
+	b->cur->events++;
+	return CUDA_SUCCESS;
 }
 
 static int cuda_event_record(struct backend *b, struct backend_event *e,
 			     struct backend_stream *s)
 {
-	CUresult rc;
+	struct backend_stream *bs = s ? s : &b->defstream;
+	CUresult rc = CUDA_SUCCESS;
 
 	api_lock(b);
-	rc = b->cu.cuEventRecord(e->event, stream_of(b, s));
+	if (e->slice != bs->slice)
+		rc = cuda_event_move(b, e);
+	if (rc == CUDA_SUCCESS)
+		rc = b->cu.cuEventRecord(e->event, bs->stream);
+	if (rc == CUDA_SUCCESS)
+		e->recorded = 1;
 	api_unlock(b);
 	return rc;
 }
 
 static int cuda_event_sync(struct backend *b, struct backend_event *e)
 {
-	return b->cu.cuEventSynchronize(e->event);
+	struct cuda_slice *held;
+	CUevent ev;
+	CUresult rc;
+
+	api_lock(b);
+	ev = e->event;
+	held = e->slice;
+	__atomic_add_fetch(&held->users, 1, __ATOMIC_SEQ_CST);
+	api_unlock(b);
+	rc = b->cu.cuEventSynchronize(ev);
+	slice_put(held);
+	return rc;
 }
 
 static int cuda_event_query(struct backend *b, struct backend_event *e)
@@ -1222,6 +1584,446 @@ static int cuda_event_elapsed(struct backend *b, struct backend_event *start,
 	rc = b->cu.cuEventElapsedTime_v2(ms, start->event, end->event);
 	api_unlock(b);
 	return rc;
+}
+
+/* ---- resize (dynamic partitioning) -------------------------------------- */
+
+static uint64_t cuda_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* What a resize makes beside the clients before it switches. */
+struct cuda_prep {
+	struct cuda_slice *sl; /* the new slice */
+	CUstream *streams;     /* a fresh stream in it per stream to move */
+	CUevent *passed;       /* in it: recorded behind each wait */
+	CUevent *fences;       /* in the current context, made at the switch */
+	struct backend_stream **moved;
+	CUresult *state; /* cuStreamQuery of each old stream */
+	uint32_t *fence_of;
+	uint32_t n, cap, nfences, npassed_used;
+	int enqueued; /* waits were put on the new streams */
+};
+
+/* Streams the switch moves: the default one and every listed one. Under
+ * b->lock. */
+static uint32_t cuda_stream_count(struct backend *b)
+{
+	struct backend_stream *s;
+	uint32_t n = 1;
+
+	for (s = b->streams; s; s = s->next)
+		n++;
+	return n;
+}
+
+/*
+ * Room for n streams in p: fresh streams (cuGreenCtxStreamCreate makes
+ * them in the given green context whatever is current) and "passed"
+ * events, made with the new context current to this thread (nobody else
+ * uses it yet). On return the thread has the current slice's context
+ * again when restore is set. 0 or a CUresult.
+ */
+static CUresult cuda_prep_grow(struct backend *b, struct cuda_prep *p,
+			       uint32_t n, int restore)
+{
+	const struct cuda_sym *cu = &b->cu;
+	CUresult rc = CUDA_SUCCESS;
+	uint32_t cap = p->cap;
+	void *q;
+
+	if (n <= cap)
+		return CUDA_SUCCESS;
+	cap = n + 8;
+#define GROW(field)                                                            \
+	do {                                                                   \
+		q = realloc(p->field, cap * sizeof(*p->field));                \
+		if (!q)                                                        \
+			return CUDA_ERROR_OUT_OF_MEMORY;                       \
+		p->field = q;                                                  \
+		memset(p->field + p->cap, 0,                                   \
+		       (cap - p->cap) * sizeof(*p->field));                    \
+	} while (0)
+	GROW(streams);
+	GROW(passed);
+	GROW(fences);
+	GROW(moved);
+	GROW(state);
+	GROW(fence_of);
+#undef GROW
+	rc = cu->cuCtxSetCurrent(p->sl->ctx);
+	cuda_tls_slice = 0; /* not the current slice's */
+	while (rc == CUDA_SUCCESS && p->cap < cap) {
+		rc = cu->cuGreenCtxStreamCreate(&p->streams[p->cap],
+						p->sl->green,
+						CU_STREAM_NON_BLOCKING, 0);
+		if (rc)
+			break;
+		/* counted at once: cuda_prep_free destroys what there is */
+		rc = cu->cuEventCreate(&p->passed[p->cap++],
+				       CU_EVENT_DISABLE_TIMING);
+	}
+	if (restore)
+		cuda_ctx_refresh(b);
+	return rc;
+}
+
+/*
+ * Load every kernel of every library into the new context now, with it
+ * current to this thread (cuKernelGetFunction answers for the current
+ * context), so that the first launches after the switch do not pay for
+ * it. b->lock keeps libraries from being unloaded meanwhile; the clients'
+ * launches go on.
+ */
+static void cuda_prep_warm(struct backend *b)
+{
+	struct backend_library *l;
+	struct backend_kernel *k;
+	CUfunction f;
+
+	pthread_mutex_lock(&b->lock);
+	for (l = b->libs; l; l = l->next)
+		for (k = l->kernels; k; k = k->next)
+			b->cu.cuKernelGetFunction(&f, k->kernel);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* Everything of p that the switch did not take over. */
+static void cuda_prep_free(struct backend *b, struct cuda_prep *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->cap; i++) {
+		if (p->streams && p->streams[i])
+			b->cu.cuStreamDestroy_v2(p->streams[i]);
+		if (p->passed && p->passed[i])
+			b->cu.cuEventDestroy_v2(p->passed[i]);
+	}
+	for (i = 0; i < p->nfences; i++)
+		b->cu.cuEventDestroy_v2(p->fences[i]);
+	free(p->streams);
+	free(p->passed);
+	free(p->fences);
+	free(p->moved);
+	free(p->state);
+	free(p->fence_of);
+	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * The switch, under b->api and b->lock (the barrier: no client submits
+ * meanwhile). For each stream, by the ECLIP rule: when its old stream
+ * still has work pending, record a fence there and make the new stream
+ * wait for it (and record "passed" behind the wait, so the old context
+ * is not destroyed under a wait that has not been passed yet); when it
+ * is idle, nothing. Every fallible call comes before anything changes.
+ */
+static CUresult cuda_switch(struct backend *b, struct cuda_prep *p,
+			    struct backend_resize_info *out)
+{
+	const struct cuda_sym *cu = &b->cu;
+	struct cuda_slice *old = b->cur, *sl = p->sl;
+	struct backend_stream *s;
+	CUstream *olds;
+	uint32_t n = cuda_stream_count(b), i, k;
+	CUresult rc;
+
+	rc = cuda_prep_grow(b, p, n, 1);
+	olds = calloc(n, sizeof(*olds));
+	if (rc || !olds) {
+		free(olds);
+		return rc ? rc : CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	p->n = 0;
+	p->moved[p->n++] = &b->defstream;
+	for (s = b->streams; s; s = s->next)
+		p->moved[p->n++] = s;
+	/* the old streams, in the old context (current here) */
+	for (i = 0; i < p->n; i++) {
+		rc = cu->cuStreamQuery(p->moved[i]->stream);
+		p->state[i] = rc;
+		if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY)
+			goto fail;
+		if (rc == CUDA_SUCCESS)
+			continue;
+		rc = cu->cuEventCreate(&p->fences[p->nfences],
+				       CU_EVENT_DISABLE_TIMING);
+		if (rc)
+			goto fail;
+		p->fence_of[i] = p->nfences++;
+		rc = cu->cuEventRecord(p->fences[p->fence_of[i]],
+				       p->moved[i]->stream);
+		if (rc)
+			goto fail;
+	}
+	/* the new streams, in the new context */
+	rc = cu->cuCtxSetCurrent(sl->ctx);
+	cuda_tls_slice = 0;
+	for (i = 0, k = 0; rc == CUDA_SUCCESS && i < p->n; i++) {
+		if (p->state[i] != CUDA_ERROR_NOT_READY)
+			continue;
+		p->enqueued = 1;
+		rc = cu->cuStreamWaitEvent(p->streams[i],
+					   p->fences[p->fence_of[i]], 0);
+		if (rc == CUDA_SUCCESS)
+			rc = cu->cuEventRecord(p->passed[k++], p->streams[i]);
+		out->waits++;
+	}
+	if (rc)
+		goto fail;
+	/* commit: nothing below fails */
+	for (i = 0; i < p->n; i++) {
+		olds[i] = p->moved[i]->stream;
+		p->moved[i]->stream = p->streams[i];
+		p->moved[i]->slice = sl;
+		p->streams[i] = NULL;
+	}
+	old->old = olds;
+	old->nold = p->n;
+	old->fences = p->fences;
+	old->nfences = p->nfences;
+	old->passed = p->passed;
+	old->npassed = p->cap; /* unrecorded ones query as complete */
+	p->fences = NULL;
+	p->passed = NULL;
+	p->nfences = 0;
+	sl->id = ++b->slice_ids;
+	cuda_tls_slice = sl->id;
+	b->cur = sl;
+	b->nsms = sl->nsms;
+	old->next = b->retired;
+	b->retired = old;
+	b->nretired++;
+	out->streams = p->n;
+	return CUDA_SUCCESS;
+fail:
+	free(olds);
+	cu->cuCtxSetCurrent(old->ctx);
+	cuda_tls_slice = old->id;
+	return rc;
+}
+
+/* The device description after a resize: the slice's name and SMs. */
+static void cuda_info_resized(struct backend *b)
+{
+	struct vgpu_device_info *info = &b->info;
+	char gpu[sizeof(info->gpu_name)];
+
+	memcpy(gpu, info->gpu_name, sizeof(gpu));
+	gpu[sizeof(gpu) - 1] = '\0';
+	snprintf(info->name, sizeof(info->name), "vGPU %s: %u-SM slice of %s",
+		 b->cfg.name, b->nsms, gpu);
+	info->sm_count = b->nsms;
+	info->attrs[CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT] = (int)b->nsms;
+}
+
+static int cuda_resize_reclaim(struct backend *b);
+
+/*
+ * Resize or move: build a green context over the new groups (about 1.3 ms
+ * on an H100) while the clients go on, then switch every stream under the
+ * API lock (cuda_switch). The old context is retired, not destroyed:
+ * its queued work still runs on the old groups; resize_reclaim destroys
+ * it later. Refused while a client holds module-scope variables: the
+ * driver keeps their storage per context, so a new context would give
+ * kernels fresh copies at other addresses.
+ */
+static int cuda_resize(struct backend *b, const uint32_t *groups,
+		       uint32_t ngroups, struct backend_resize_info *out,
+		       char *err, size_t errlen)
+{
+	struct cuda_prep p;
+	uint64_t t0, t1, t2, globals;
+	uint32_t n;
+	CUresult rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&p, 0, sizeof(p));
+	if (!b->serialize) {
+		snprintf(err, errlen,
+			 "cuda: resizing needs the API lock, which "
+			 "VGPU_CUDA_SERIALIZE=0 turned off");
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	api_lock(b);
+	globals = b->globals;
+	api_unlock(b);
+	if (globals) {
+		snprintf(err, errlen,
+			 "cuda: a client uses %llu module-scope variable%s "
+			 "(__device__/__constant__), whose storage the driver "
+			 "keeps per context; resizing would give its kernels "
+			 "new copies, so it is refused until they are unloaded",
+			 (unsigned long long)globals, globals == 1 ? "" : "s");
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (b->nretired >= CUDA_MAX_RETIRED &&
+	    cuda_resize_reclaim(b) == CUDA_ERROR_NOT_READY &&
+	    b->nretired >= CUDA_MAX_RETIRED) {
+		snprintf(err, errlen,
+			 "cuda: %u earlier slices still run work queued "
+			 "before their resize; try again when it is done",
+			 b->nretired);
+		return CUDA_ERROR_NOT_READY;
+	}
+	t0 = cuda_now_ns();
+	p.sl = calloc(1, sizeof(*p.sl));
+	if (!p.sl) {
+		snprintf(err, errlen, "cuda: out of memory");
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	rc = cuda_slice_build(b, groups, ngroups, p.sl, err, errlen);
+	if (rc == CUDA_SUCCESS) {
+		pthread_mutex_lock(&b->lock);
+		n = cuda_stream_count(b);
+		pthread_mutex_unlock(&b->lock);
+		rc = cuda_prep_grow(b, &p, n, 0);
+		if (rc)
+			cuda_fail(&b->cu, rc, err, errlen,
+				  "preparing the new streams");
+		else
+			cuda_prep_warm(b); /* the new context is current */
+	}
+	t1 = cuda_now_ns();
+	if (rc == CUDA_SUCCESS) {
+		api_lock(b);
+		pthread_mutex_lock(&b->lock);
+		t1 = cuda_now_ns();
+		rc = cuda_switch(b, &p, out);
+		t2 = cuda_now_ns();
+		pthread_mutex_unlock(&b->lock);
+		api_unlock(b);
+		if (rc)
+			cuda_fail(&b->cu, rc, err, errlen,
+				  "switching the streams");
+	} else {
+		cuda_ctx_refresh(b);
+		t2 = t1;
+	}
+	if (rc) {
+		if (p.enqueued) {
+			/* the new streams wait on old work: let reclaim
+			 * destroy them (and the new context) once done */
+			struct cuda_slice *dead = p.sl;
+
+			dead->old = p.streams;
+			dead->nold = p.cap;
+			dead->passed = p.passed;
+			dead->npassed = p.cap;
+			p.streams = NULL;
+			p.passed = NULL;
+			p.cap = 0;
+			dead->next = b->retired;
+			b->retired = dead;
+			b->nretired++;
+		} else {
+			cuda_prep_free(b, &p); /* streams made in p.sl */
+			cuda_slice_free(b, p.sl);
+		}
+		cuda_prep_free(b, &p);
+		return rc;
+	}
+	cuda_prep_free(b, &p); /* streams not needed after all */
+	cuda_info_resized(b);
+	out->sms = b->nsms;
+	out->build_ns = t1 - t0;
+	out->switch_ns = t2 - t1;
+	return CUDA_SUCCESS;
+}
+
+/* Whether everything left behind in a retired slice is done. Under api. */
+static int cuda_slice_drained(struct backend *b, struct cuda_slice *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nold; i++)
+		if (r->old[i] &&
+		    b->cu.cuStreamQuery(r->old[i]) == CUDA_ERROR_NOT_READY)
+			return 0;
+	for (i = 0; i < r->npassed; i++)
+		if (r->passed[i] &&
+		    b->cu.cuEventQuery(r->passed[i]) == CUDA_ERROR_NOT_READY)
+			return 0;
+	return 1;
+}
+
+/*
+ * Move up to CUDA_EVICT_BATCH events out of a drained retired slice into
+ * the current context. Its streams are done, so each of its events is
+ * complete or was never recorded; a recorded one is recorded again on
+ * the current slice's idle marker stream (complete at once: its elapsed
+ * time to another event becomes the time of the move). Under b->api,
+ * with no thread waiting on r's handles (users == 0).
+ */
+static void cuda_slice_evict(struct backend *b, struct cuda_slice *r)
+{
+	struct backend_event *e;
+	uint32_t moved = 0;
+	CUevent ne;
+
+	pthread_mutex_lock(&b->lock);
+	for (e = b->events; e && r->events && moved < CUDA_EVICT_BATCH;
+	     e = e->next) {
+		if (e->slice != r)
+			continue;
+		if (b->cu.cuEventCreate(&ne, e->flags))
+			break;
+		if (e->recorded)
+			b->cu.cuEventRecord(ne, b->cur->marker);
+		b->cu.cuEventDestroy_v2(e->event);
+		e->event = ne;
+		e->slice = b->cur;
+		r->events--;
+		b->cur->events++;
+		moved++;
+	}
+	pthread_mutex_unlock(&b->lock);
+}
+
+/*
+ * Destroy the retired slices that nothing needs any more; move the
+ * events out of them first, a batch per hold of the API lock so the
+ * clients are never held up long. Never waits for the device.
+ */
+static int cuda_resize_reclaim(struct backend *b)
+{
+	struct cuda_slice **pp = &b->retired, *r;
+	uint32_t left = 0, before;
+	int ready;
+
+	while ((r = *pp)) {
+		api_lock(b);
+		for (;;) {
+			ready = !__atomic_load_n(&r->users, __ATOMIC_SEQ_CST) &&
+				cuda_slice_drained(b, r);
+			if (!ready || !r->events)
+				break;
+			before = r->events;
+			cuda_slice_evict(b, r);
+			if (r->events == before)
+				break; /* out of memory: another time */
+			api_unlock(b);
+			api_lock(b);
+		}
+		ready = ready && !r->events;
+		if (ready)
+			*pp = r->next;
+		api_unlock(b);
+		if (ready) {
+			/* unreachable now: no stream or event refers to it
+			 * and nobody holds it */
+			cuda_slice_free(b, r);
+			b->nretired--;
+		} else {
+			left++;
+			pp = &r->next;
+		}
+	}
+	return left ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
 const struct backend_ops backend_cuda_ops = {
@@ -1257,4 +2059,13 @@ const struct backend_ops backend_cuda_ops = {
 	.event_sync = cuda_event_sync,
 	.event_query = cuda_event_query,
 	.event_elapsed = cuda_event_elapsed,
+	.resize = cuda_resize,
+	.resize_reclaim = cuda_resize_reclaim,
+	.kernel_get_attribute = cuda_kernel_get_attribute,
+	.kernel_set_attribute = cuda_kernel_set_attribute,
+	.kernel_occupancy = cuda_kernel_occupancy,
+	.host_alloc = cuda_host_alloc,
+	.host_free = cuda_host_free,
+	.stream_write_host = cuda_stream_write_host,
+	.stream_wait_host = cuda_stream_wait_host,
 };

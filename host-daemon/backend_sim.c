@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include <cuda.h>
 
@@ -51,6 +52,8 @@ struct backend_kernel {
 	struct backend_kernel *next;
 	const struct sim_kernel_desc *desc;
 	const struct backend_library *library; /* its own */
+	int max_dyn_shared; /* 0: SIM_SHARED_DEFAULT (b->lock) */
+	int carveout;	    /* as set + 1; 0: -1, the default */
 };
 
 /* The storage of one module-scope variable of a loaded library. */
@@ -609,6 +612,30 @@ static int sim_memset_op(struct backend *b, struct backend_stream *s,
 	return sim_memset(b->x, s, dptr(dst), value, elem_size, count);
 }
 
+/* Stream gates: any host memory will do for the simulator. */
+static int sim_host_alloc(struct backend *b, size_t n, void **p)
+{
+	*p = calloc(1, n);
+	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static void sim_host_free(struct backend *b, void *p)
+{
+	free(p);
+}
+
+static int sim_stream_write_host(struct backend *b, struct backend_stream *s,
+				 uint64_t *p, uint64_t value)
+{
+	return sim_host_op(b->x, s, p, value, 0);
+}
+
+static int sim_stream_wait_host(struct backend *b, struct backend_stream *s,
+				const uint64_t *p, uint64_t value)
+{
+	return sim_host_op(b->x, s, (uint64_t *)p, value, 1);
+}
+
 /* ---- code -------------------------------------------------------------- */
 
 static int ident_char(unsigned char c)
@@ -886,12 +913,99 @@ static int sim_library_get_global(struct backend *b, struct backend_library *l,
 	return CUDA_SUCCESS;
 }
 
+/* ---- kernel attributes ------------------------------------------------- */
+
+static int kernel_max_dyn_shared(struct backend *b, struct backend_kernel *k)
+{
+	int v;
+
+	pthread_mutex_lock(&b->lock);
+	v = k->max_dyn_shared ? k->max_dyn_shared : SIM_SHARED_DEFAULT;
+	pthread_mutex_unlock(&b->lock);
+	return v;
+}
+
+/*
+ * The twins have no registers or static shared memory: a kernel reports
+ * 32 registers per thread, no static memory, sm_90 code, and the limits
+ * an H100 gives a kernel that uses no more.
+ */
+static int sim_kernel_get_attribute(struct backend *b, struct backend_kernel *k,
+				    int attr, int *value)
+{
+	switch (attr) {
+	case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+		*value = 1024;
+		break;
+	case CU_FUNC_ATTRIBUTE_NUM_REGS:
+		*value = 32;
+		break;
+	case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+	case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+		*value = SIM_CC_MAJOR * 10 + SIM_CC_MINOR;
+		break;
+	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+		*value = kernel_max_dyn_shared(b, k);
+		break;
+	case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+		pthread_mutex_lock(&b->lock);
+		*value = k->carveout - 1;
+		pthread_mutex_unlock(&b->lock);
+		break;
+	default:
+		*value = 0;
+		break;
+	}
+	return CUDA_SUCCESS;
+}
+
+static int sim_kernel_set_attribute(struct backend *b, struct backend_kernel *k,
+				    int attr, int value)
+{
+	if (attr == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES &&
+	    (value < 0 || value > SIM_SHARED_OPTIN))
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&b->lock);
+	if (attr == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+		k->max_dyn_shared = value ? value : SIM_SHARED_DEFAULT;
+	else
+		k->carveout = value + 1;
+	pthread_mutex_unlock(&b->lock);
+	return CUDA_SUCCESS;
+}
+
+/* Resident blocks per SM under an H100's limits (threads in whole warps,
+ * 32 blocks, 228 KiB of shared memory with 1 KiB reserved per block,
+ * 64 Ki registers at 32 per thread). */
+static int sim_kernel_occupancy(struct backend *b, struct backend_kernel *k,
+				int block, size_t dyn_smem, unsigned int flags,
+				int *blocks)
+{
+	int threads = (block + 31) / 32 * 32, n = 2048 / threads;
+
+	if (n > 32)
+		n = 32;
+	if (dyn_smem > (size_t)kernel_max_dyn_shared(b, k)) {
+		*blocks = 0;
+		return CUDA_SUCCESS;
+	}
+	if (dyn_smem && (int)(233472 / (dyn_smem + 1024)) < n)
+		n = (int)(233472 / (dyn_smem + 1024));
+	if (65536 / (threads * 32) < n)
+		n = 65536 / (threads * 32);
+	*blocks = n;
+	return CUDA_SUCCESS;
+}
+
 static int sim_launch_op(struct backend *b, struct backend_kernel *k,
 			 const uint32_t grid[3], const uint32_t block[3],
 			 uint32_t shared_bytes, struct backend_stream *s,
 			 void **params)
 {
 	const struct sim_code code = {k->desc, sim_block_global, k->library};
+
+	if (shared_bytes > (uint32_t)kernel_max_dyn_shared(b, k))
+		return CUDA_ERROR_INVALID_VALUE; /* as CUDA without the opt-in */
 
 	return sim_launch(b->x, s, &code, grid, block, shared_bytes, params);
 }
@@ -957,6 +1071,67 @@ static int sim_event_elapsed_op(struct backend *b, struct backend_event *start,
 	return sim_event_elapsed(b->x, start, end, ms);
 }
 
+/* ---- dynamic partitioning ----------------------------------------------- */
+
+/*
+ * The slice moves onto other groups: the same checks as at open, then a
+ * new pool of SM threads (sim_exec_resize). The order of each stream's
+ * work needs nothing more here: a stream's thread waits for each grid
+ * before its next item, and a grid runs wholly on the pool it was
+ * handed to.
+ */
+static int sim_resize(struct backend *b, const uint32_t *groups,
+		      uint32_t ngroups, struct backend_resize_info *out,
+		      char *err, size_t errlen)
+{
+	struct vgpu_worker_config old_cfg = b->cfg;
+	uint32_t old_smids[SIM_MAX_SMS], old_nsms = b->nsms;
+	uint64_t t0 = 0, switch_ns = 0;
+	struct timespec ts;
+	int rc;
+
+	if (!ngroups || ngroups > VGPU_MAX_SM_GROUPS) {
+		snprintf(err, errlen, "sim: a slice needs 1 to %u SM groups",
+			 VGPU_MAX_SM_GROUPS);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	memcpy(old_smids, b->smids, sizeof(old_smids));
+	b->cfg.ngroups = ngroups;
+	memset(b->cfg.groups, 0, sizeof(b->cfg.groups));
+	memcpy(b->cfg.groups, groups, ngroups * sizeof(*groups));
+	b->nsms = 0;
+	rc = sim_check_config(b, err, errlen) ? CUDA_ERROR_INVALID_VALUE
+					      : CUDA_SUCCESS;
+	if (rc == CUDA_SUCCESS)
+		rc = sim_exec_resize(b->x, b->smids, b->nsms, &switch_ns, err,
+				     errlen);
+	if (rc != CUDA_SUCCESS) {
+		b->cfg = old_cfg;
+		memcpy(b->smids, old_smids, sizeof(old_smids));
+		b->nsms = old_nsms;
+		return rc;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	memset(out, 0, sizeof(*out));
+	out->sms = b->nsms;
+	out->switch_ns = switch_ns;
+	out->build_ns = (uint64_t)ts.tv_sec * 1000000000ull +
+			(uint64_t)ts.tv_nsec - t0 - switch_ns;
+	return CUDA_SUCCESS;
+}
+
+static int sim_resize_reclaim(struct backend *b)
+{
+	return sim_exec_reclaim(b->x);
+}
+
+static uint64_t sim_busy_ns(struct backend *b)
+{
+	return sim_exec_busy_ns(b->x);
+}
+
 const struct backend_ops backend_sim_ops = {
 	.name = "sim",
 	.kind = VGPU_BACKEND_SIM,
@@ -988,4 +1163,14 @@ const struct backend_ops backend_sim_ops = {
 	.event_sync = sim_event_sync_op,
 	.event_query = sim_event_query_op,
 	.event_elapsed = sim_event_elapsed_op,
+	.kernel_get_attribute = sim_kernel_get_attribute,
+	.kernel_set_attribute = sim_kernel_set_attribute,
+	.kernel_occupancy = sim_kernel_occupancy,
+	.host_alloc = sim_host_alloc,
+	.host_free = sim_host_free,
+	.stream_write_host = sim_stream_write_host,
+	.stream_wait_host = sim_stream_wait_host,
+	.resize = sim_resize,
+	.resize_reclaim = sim_resize_reclaim,
+	.busy_ns = sim_busy_ns,
 };

@@ -62,8 +62,8 @@ int ctl_send_fds(int sock, const void *buf, size_t len, const int *fds,
 	return ctl_sendmsg(sock, &iov, 1, fds, nfds, MSG_DONTWAIT);
 }
 
-int ctl_send(int sock, uint32_t type, const void *payload, uint32_t len,
-	     int pass_fd)
+int ctl_send_n(int sock, uint32_t type, const void *payload, uint32_t len,
+	       const int *fds, int nfds)
 {
 	struct vgpu_ctl_hdr hdr = {.type = type, .len = len};
 	struct iovec iov[2] = {
@@ -73,7 +73,13 @@ int ctl_send(int sock, uint32_t type, const void *payload, uint32_t len,
 
 	if (len && !payload)
 		return -EINVAL;
-	return ctl_sendmsg(sock, iov, len ? 2 : 1, &pass_fd, pass_fd >= 0, 0);
+	return ctl_sendmsg(sock, iov, len ? 2 : 1, fds, nfds, 0);
+}
+
+int ctl_send(int sock, uint32_t type, const void *payload, uint32_t len,
+	     int pass_fd)
+{
+	return ctl_send_n(sock, type, payload, len, &pass_fd, pass_fd >= 0);
 }
 
 /* Close every descriptor an SCM_RIGHTS message brought. */
@@ -95,8 +101,32 @@ static void ctl_close_fds(struct msghdr *msg)
 	}
 }
 
+/*
+ * Count the descriptors of one SCM_RIGHTS block into *nfds and copy those
+ * that still fit into fds[] (the caller closes them all when too many
+ * came: ctl_close_fds walks the message itself).
+ */
+static void ctl_take_fds(struct cmsghdr *cm, int *fds, int maxfds, int *nfds)
+{
+	size_t i, k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+	for (i = 0; i < k; i++, (*nfds)++)
+		if (*nfds < maxfds)
+			memcpy(&fds[*nfds], CMSG_DATA(cm) + i * sizeof(int),
+			       sizeof(int));
+}
+
 int ctl_recv(int sock, uint32_t *type, void *payload, uint32_t max,
 	     uint32_t *len, int *pass_fd)
+{
+	int nfds;
+
+	return ctl_recv_n(sock, type, payload, max, len, pass_fd,
+			  pass_fd ? 1 : 0, &nfds);
+}
+
+int ctl_recv_n(int sock, uint32_t *type, void *payload, uint32_t max,
+	       uint32_t *len, int *fds, int maxfds, int *nfds_out)
 {
 	union {
 		struct cmsghdr align;
@@ -114,13 +144,15 @@ int ctl_recv(int sock, uint32_t *type, void *payload, uint32_t max,
 		.msg_controllen = sizeof(cbuf.buf),
 	};
 	struct cmsghdr *cm;
-	int fd = -1, nfds = 0, rc = 0;
+	int nfds = 0, rc = 0, i;
 	ssize_t n;
 
-	if (pass_fd)
-		*pass_fd = -1;
-	if (max && !payload)
+	*nfds_out = 0;
+	if ((max && !payload) || maxfds < 0 || maxfds > CTL_MAX_FDS ||
+	    (maxfds && !fds))
 		return -EINVAL;
+	for (i = 0; i < maxfds; i++)
+		fds[i] = -1;
 	do {
 		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
 	} while (n < 0 && errno == EINTR);
@@ -130,27 +162,25 @@ int ctl_recv(int sock, uint32_t *type, void *payload, uint32_t max,
 		return -EPIPE;
 
 	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-		if (cm->cmsg_level == SOL_SOCKET &&
-		    cm->cmsg_type == SCM_RIGHTS) {
-			nfds += (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			if (nfds == 1)
-				memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
-		}
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		ctl_take_fds(cm, fds, maxfds, &nfds);
 	}
 	if (msg.msg_flags & MSG_TRUNC)
 		rc = -EMSGSIZE;
-	else if ((msg.msg_flags & MSG_CTRUNC) || nfds > 1 || (nfds && !pass_fd))
+	else if ((msg.msg_flags & MSG_CTRUNC) || nfds > maxfds)
 		rc = -EPROTO;
 	else if ((size_t)n < sizeof(hdr) || hdr.len != n - sizeof(hdr))
 		rc = -EPROTO;
 	if (rc) {
 		ctl_close_fds(&msg);
+		for (i = 0; i < maxfds; i++)
+			fds[i] = -1;
 		return rc;
 	}
 	*type = hdr.type;
 	*len = hdr.len;
-	if (pass_fd)
-		*pass_fd = fd;
+	*nfds_out = nfds;
 	return 0;
 }
 
@@ -163,6 +193,8 @@ const char *ctl_type_name(uint32_t type)
 		return "CLIENT";
 	case VGPU_CTL_SHUTDOWN:
 		return "SHUTDOWN";
+	case VGPU_CTL_CHANNEL:
+		return "CHANNEL";
 	case VGPU_CTL_READY:
 		return "READY";
 	case VGPU_CTL_STATS:
@@ -173,6 +205,12 @@ const char *ctl_type_name(uint32_t type)
 		return "GPU_INFO";
 	case VGPU_CTL_ADOPTED:
 		return "ADOPTED";
+	case VGPU_CTL_RESIZE:
+		return "RESIZE";
+	case VGPU_CTL_RESIZED:
+		return "RESIZED";
+	case VGPU_CTL_LOAD:
+		return "LOAD";
 	}
 	return "?";
 }

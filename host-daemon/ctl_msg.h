@@ -30,6 +30,10 @@ int ctl_send_fds(int sock, const void *buf, size_t len, const int *fds,
 int ctl_send(int sock, uint32_t type, const void *payload, uint32_t len,
 	     int pass_fd);
 
+/* ctl_send with nfds (<= CTL_MAX_FDS) descriptors attached, in order. */
+int ctl_send_n(int sock, uint32_t type, const void *payload, uint32_t len,
+	       const int *fds, int nfds);
+
 /*
  * Receive one control message. The payload (at most max bytes) goes to
  * payload and its size to *len. A passed descriptor is returned in
@@ -43,6 +47,15 @@ int ctl_send(int sock, uint32_t type, const void *payload, uint32_t len,
  */
 int ctl_recv(int sock, uint32_t *type, void *payload, uint32_t max,
 	     uint32_t *len, int *pass_fd);
+
+/*
+ * ctl_recv for messages with up to maxfds (<= CTL_MAX_FDS) descriptors:
+ * they land in fds[0 .. *nfds) (close-on-exec), in the order sent. More
+ * than maxfds is -EPROTO (all closed). The caller checks *nfds against
+ * what the message type needs and closes what it does not keep.
+ */
+int ctl_recv_n(int sock, uint32_t *type, void *payload, uint32_t max,
+	       uint32_t *len, int *fds, int maxfds, int *nfds);
 
 /* A short name for a message type, for logs ("CONFIG", "?"). */
 const char *ctl_type_name(uint32_t type);

@@ -48,6 +48,11 @@
 	X(cuMemSetAccess, "cuMemSetAccess")                                    \
 	X(cuMemHostRegister_v2, "cuMemHostRegister")                           \
 	X(cuMemHostUnregister, "cuMemHostUnregister")                          \
+	X(cuMemHostAlloc, "cuMemHostAlloc")                                    \
+	X(cuMemFreeHost, "cuMemFreeHost")                                      \
+	X(cuMemHostGetDevicePointer_v2, "cuMemHostGetDevicePointer")           \
+	X(cuStreamWriteValue64_v2, "cuStreamWriteValue64")                     \
+	X(cuStreamWaitValue64_v2, "cuStreamWaitValue64")                       \
 	X(cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync")                           \
 	X(cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync")                           \
 	X(cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync")                           \
@@ -60,6 +65,11 @@
 	X(cuLibraryGetGlobal, "cuLibraryGetGlobal")                            \
 	X(cuKernelGetParamInfo, "cuKernelGetParamInfo")                        \
 	X(cuLaunchKernel, "cuLaunchKernel")                                    \
+	X(cuKernelGetAttribute, "cuKernelGetAttribute")                        \
+	X(cuKernelSetAttribute, "cuKernelSetAttribute")                        \
+	X(cuKernelGetFunction, "cuKernelGetFunction")                          \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,                \
+	  "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags")              \
 	X(cuStreamDestroy_v2, "cuStreamDestroy")                               \
 	X(cuStreamSynchronize, "cuStreamSynchronize")                          \
 	X(cuStreamQuery, "cuStreamQuery")                                      \

@@ -57,6 +57,7 @@ struct daemon_opts {
 	const char *state_path;	   /* default DIR/state.json */
 	uint32_t orphan_timeout_s; /* cfg.orphan_timeout_s of every worker */
 	bool keep_workers; /* SIGTERM leaves the workers for a later vgpud */
+	const char *mdev;  /* --mdev auto|on|off: /dev/vgpu-ctl */
 };
 
 /* Adopting a running worker after a restart: its ADOPTED message */
@@ -124,6 +125,22 @@ struct daemon_vgpu {
 	 * through this pidfd (readable when it exits), never SIGCHLD. */
 	bool adopted;
 	int pidfd; /* -1 when none */
+	/* The VM path (daemon_mdev.c): the mdev UUID this vGPU is (state
+	 * file); owned: composed for that instance, destroyed with it */
+	bool mdev;
+	bool mdev_owned;
+	uint8_t mdev_uuid[16];
+	/* dynamic partitioning (daemon_part.h): load, pending resize */
+	struct daemon_vgpu_part *part; /* NULL until first needed */
+};
+
+/* What a new vGPU is, beyond its plan grant (daemon_vgpu_init). */
+struct daemon_vgpu_spec {
+	uint32_t time_limit_ms;
+	uint32_t uid;
+	uint32_t isolation; /* enum vgpu_isolation */
+	uint32_t consumer_kind;
+	uint32_t gid;
 };
 
 /* Whether v is in its GPU's shared (MPS) domain. */
@@ -158,8 +175,10 @@ struct daemon {
 	int nworker_groups;
 	/* VGPU_WORKER_WRAPPER words, NULL-terminated */
 	char **wrapper;
-	char *wrapper_buf;    /* the words' storage */
-	int ready_timeout_ms; /* DAEMON_READY_(WRAPPED_)TIMEOUT_MS */
+	char *wrapper_buf;	  /* the words' storage */
+	int ready_timeout_ms;	  /* DAEMON_READY_(WRAPPED_)TIMEOUT_MS */
+	struct daemon_mdev *mdev; /* the VM path; NULL when off */
+	struct daemon_part *part; /* dynamic partitioning; NULL until used */
 };
 
 /* ---- vgpud_main.c ---- */
@@ -210,6 +229,18 @@ int daemon_vgpu_start(struct daemon *d, struct daemon_vgpu *v);
 /* Ask v's worker to stop, SIGKILL after ms. */
 void daemon_vgpu_stop(struct daemon *d, struct daemon_vgpu *v,
 		      enum daemon_stop why, int64_t ms);
+/* Fill a new vGPU (not in the list, not started) from its grant. */
+void daemon_vgpu_init(struct daemon *d, struct daemon_vgpu *v,
+		      const struct plan_grant *grant,
+		      const struct daemon_vgpu_spec *spec);
+/* Append v to d->vgpus (creation order). */
+void daemon_vgpu_append(struct daemon *d, struct daemon_vgpu *v);
+/*
+ * Destroy v: stop its worker and free it once it has exited (waiter, if
+ * any, is answered then), or free it now. true when v is already freed.
+ */
+bool daemon_vgpu_destroy(struct daemon *d, struct daemon_vgpu *v,
+			 struct daemon_conn *waiter);
 /* Release v's plan and free it (its worker must be gone). */
 void daemon_vgpu_free(struct daemon *d, struct daemon_vgpu *v);
 void daemon_worker_input(struct daemon *d, struct daemon_vgpu *v);

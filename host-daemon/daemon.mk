@@ -8,15 +8,19 @@
 DAEMON_OBJ_DIR := $(BUILD)/obj/host-daemon
 
 VGPUD_OBJS := $(addprefix $(DAEMON_OBJ_DIR)/,vgpud_main.o daemon_admin.o \
-	daemon_clients.o daemon_workers.o daemon_state.o plan.o mps.o)
-VGPU_ADMIN_OBJS := $(addprefix $(DAEMON_OBJ_DIR)/,admin_main.o plan.o)
+	daemon_clients.o daemon_workers.o daemon_state.o plan.o mps.o \
+	daemon_mdev.o daemon_mdev_inst.o daemon_mdev_chan.o \
+	daemon_mdev_avail.o mdev_uuid.o \
+	daemon_resize.o daemon_load.o plan_resize.o nvml_sym.o)
+VGPU_ADMIN_OBJS := $(addprefix $(DAEMON_OBJ_DIR)/,admin_main.o admin_mdev.o \
+	plan.o mdev_uuid.o admin_dyn.o)
 DAEMON_OBJS := $(sort $(VGPUD_OBJS) $(VGPU_ADMIN_OBJS))
 
 all: $(BUILD)/bin/vgpud $(BUILD)/bin/vgpu-admin
 
 $(BUILD)/bin/vgpud: $(VGPUD_OBJS) $(CTL_MSG_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) -ldl
 
 # BLUEPRINT_OBJS comes from blueprint.mk, read after this fragment: the
 # prerequisite is expanded a second time, once every fragment is read.

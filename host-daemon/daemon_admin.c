@@ -16,6 +16,8 @@
 
 #include "ctl_msg.h"
 #include "daemon.h"
+#include "daemon_part.h"
+#include "daemon_mdev.h"
 
 static void admin_fill_entry(const struct daemon *d,
 			     const struct daemon_vgpu *v,
@@ -84,6 +86,9 @@ static void vreply(struct daemon *d, struct daemon_conn *c, int32_t status,
 			admin_fill_entry(d, v, &r->entries[0]);
 			r->count = 1;
 			r->total = 1;
+			if (v->mdev)
+				memcpy(r->mdev_uuid, v->mdev_uuid,
+				       sizeof(r->mdev_uuid));
 		}
 		if (status != VGPU_ADMIN_OK)
 			daemon_log("admin: refused: %s", r->message);
@@ -257,39 +262,37 @@ static void vgpu_init(struct daemon *d, struct daemon_vgpu *v,
 		      const struct plan_grant *grant,
 		      const struct vgpu_admin_request *req, uint32_t uid)
 {
-	memcpy(v->cfg.name, grant->name, sizeof(v->cfg.name));
-	v->cfg.backend = d->backend;
-	v->cfg.gpu = grant->gpu;
-	v->cfg.ngroups = grant->ngroups;
-	memcpy(v->cfg.groups, grant->groups, sizeof(v->cfg.groups));
-	v->cfg.va_base = grant->va_base;
-	v->cfg.va_size = grant->va_size;
-	v->cfg.memory_quota = grant->memory;
-	v->cfg.kernel_time_limit_ms =
-		req->time_limit_ms == VGPU_ADMIN_TIME_DEFAULT
-			? VGPU_ADMIN_TIME_LIMIT_DEFAULT_MS
-			: req->time_limit_ms;
-	v->cfg.max_clients = DAEMON_MAX_CLIENTS;
-	v->cfg.client_uid = uid;
-	v->cfg.isolation = req->isolation;
-	v->consumer_kind = req->consumer_kind;
-	v->consumer_gid =
-		req->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP ? req->gid : 0;
-	v->sms = grant->sms;
-	v->state = VGPU_ADMIN_STATE_STARTING;
-	v->ctl_fd = -1;
-	v->pidfd = -1;
-	daemon_vgpu_ctl_path(d, v);
+	struct daemon_vgpu_spec spec = {
+		.time_limit_ms = req->time_limit_ms == VGPU_ADMIN_TIME_DEFAULT
+					 ? VGPU_ADMIN_TIME_LIMIT_DEFAULT_MS
+					 : req->time_limit_ms,
+		.uid = uid,
+		.isolation = req->isolation,
+		.consumer_kind = req->consumer_kind,
+		.gid = req->gid,
+	};
+
+	daemon_vgpu_init(d, v, grant, &spec);
 }
 
 static void admin_create(struct daemon *d, struct daemon_conn *c,
 			 const struct vgpu_admin_request *req)
 {
 	const struct plan_grant *grant;
-	struct daemon_vgpu *v, **tail;
-	char size[32];
+	struct daemon_vgpu *v;
+	char size[32], err[VGPU_MESSAGE_MAX];
+	uint8_t uuid[16];
 	uint32_t uid;
+	int st;
 
+	memcpy(uuid, req->mdev_uuid, sizeof(uuid));
+	if (req->flags & VGPU_ADMIN_CREATE_MDEV) {
+		st = daemon_mdev_bind_check(d, uuid, err, sizeof(err));
+		if (st) {
+			daemon_admin_reply(d, c, st, NULL, "%s", err);
+			return;
+		}
+	}
 	grant = create_plan(d, c, req, &uid);
 	if (!grant)
 		return;
@@ -301,9 +304,11 @@ static void admin_create(struct daemon *d, struct daemon_conn *c,
 		return;
 	}
 	vgpu_init(d, v, grant, req, uid);
-	for (tail = &d->vgpus; *tail; tail = &(*tail)->next)
-		;
-	*tail = v;
+	if (req->flags & VGPU_ADMIN_CREATE_MDEV) {
+		v->mdev = true;
+		memcpy(v->mdev_uuid, uuid, sizeof(uuid));
+	}
+	daemon_vgpu_append(d, v);
 
 	daemon_log(
 		"creating vGPU %s: %u SMs (%u SM group%s) on GPU %u, %s, "
@@ -435,28 +440,58 @@ static void admin_destroy(struct daemon *d, struct daemon_conn *c,
 				   req->name);
 		return;
 	}
-	daemon_log("destroying vGPU %s", v->cfg.name);
-	v->destroying = true;
-	v->state = VGPU_ADMIN_STATE_STOPPING;
-	v->retry_at = 0;
-	if (v->create_waiter) {
-		daemon_admin_reply(d, v->create_waiter,
-				   VGPU_ADMIN_WORKER_FAILED, NULL,
-				   "vGPU %s was destroyed while it was "
-				   "starting",
-				   v->cfg.name);
-		v->create_waiter = NULL;
-	}
-	if (v->pid) {
-		c->parked = true;
-		v->destroy_waiter = c;
-		daemon_vgpu_stop(d, v, DAEMON_STOP_DESTROY,
-				 DAEMON_DESTROY_KILL_MS);
+	if (daemon_mdev_inst_of(d, v)) {
+		char u[MDEV_UUID_TEXT];
+
+		mdev_uuid_format(v->mdev_uuid, u);
+		daemon_admin_reply(d, c, VGPU_ADMIN_BUSY, NULL,
+				   "vGPU %s is mdev instance %s; remove the "
+				   "instance first (vgpu-admin destroy does, "
+				   "or: echo 1 > /sys/bus/mdev/devices/%s/"
+				   "remove)",
+				   v->cfg.name, u, u);
 		return;
 	}
-	daemon_vgpu_free(d, v);
-	daemon_admin_reply(d, c, VGPU_ADMIN_OK, NULL, "destroyed vGPU %s",
-			   req->name);
+	if (daemon_vgpu_destroy(d, v, c))
+		daemon_admin_reply(d, c, VGPU_ADMIN_OK, NULL,
+				   "destroyed vGPU %s", req->name);
+}
+
+/* MDEVS: the vGPUs bound to an mdev UUID (name: only that one). */
+static void admin_mdevs(struct daemon *d, struct daemon_conn *c,
+			const struct vgpu_admin_request *req)
+{
+	struct vgpu_admin_response *r;
+	struct daemon_vgpu *v;
+	uint32_t i = 0;
+
+	if (req->name[0] && !request_name_ok(d, c, req))
+		return;
+	if (req->name[0] && !daemon_vgpu_find(d, req->name)) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_NO_SUCH_VGPU, NULL,
+				   "no vGPU named '%s'", req->name);
+		return;
+	}
+	r = response_new(c->op, VGPU_ADMIN_OK);
+	if (!r) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
+				   "vgpud is out of memory");
+		return;
+	}
+	for (v = d->vgpus; v; v = v->next) {
+		if (!v->mdev || (req->name[0] && strncmp(v->cfg.name, req->name,
+							 VGPU_NAME_MAX)))
+			continue;
+		if (i++ >= req->first && r->count < VGPU_ADMIN_LIST_MAX)
+			daemon_mdev_fill(d, v, &r->mdevs[r->count++]);
+	}
+	r->total = i;
+	snprintf(r->message, sizeof(r->message), "%u vGPU%s bound to an mdev%s",
+		 i, i == 1 ? "" : "s",
+		 d->mdev ? "" : " (vgpud does not serve /dev/vgpu-ctl)");
+	response_send(c->fd, r);
+	free(r);
+	daemon_conn_close(d, c);
 }
 
 static void admin_list(struct daemon *d, struct daemon_conn *c,
@@ -526,15 +561,17 @@ void daemon_admin_input(struct daemon *d, struct daemon_conn *c)
 				   VGPU_ADMIN_MINOR);
 		return;
 	}
-	if (req.flags) {
+	if (req.flags && (req.op != VGPU_ADMIN_CREATE ||
+			  req.flags != VGPU_ADMIN_CREATE_MDEV)) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
-				   "request flags 0x%x are not defined (must "
-				   "be 0)",
-				   req.flags);
+				   "request flags 0x%x are not defined for op "
+				   "%u",
+				   req.flags, req.op);
 		return;
 	}
 	if (d->stopping && req.op != VGPU_ADMIN_LIST &&
-	    req.op != VGPU_ADMIN_GPUS && req.op != VGPU_ADMIN_SHOW) {
+	    req.op != VGPU_ADMIN_GPUS && req.op != VGPU_ADMIN_SHOW &&
+	    req.op != VGPU_ADMIN_MDEVS && req.op != VGPU_ADMIN_TOP) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BUSY, NULL,
 				   "vgpud is shutting down");
 		return;
@@ -557,6 +594,15 @@ void daemon_admin_input(struct daemon *d, struct daemon_conn *c)
 		break;
 	case VGPU_ADMIN_PLAN_CHECK:
 		admin_plan_check(d, c, &req);
+		break;
+	case VGPU_ADMIN_MDEVS:
+		admin_mdevs(d, c, &req);
+		break;
+	case VGPU_ADMIN_RESIZE:
+		daemon_resize_admin(d, c, &req);
+		break;
+	case VGPU_ADMIN_TOP:
+		daemon_load_top(d, c, &req);
 		break;
 	default:
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,

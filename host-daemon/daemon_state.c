@@ -11,7 +11,11 @@
  *               "consumer": {"kind": "user", "id": 0},
  *               "isolation": "shared", "time_limit_ms": 10000,
  *               "ctl_path": "DIR/workers/NAME.sock", "pid": 1234,
- *               "restarts": 0}, ...]}
+ *               "restarts": 0,
+ *               "mdev": {"uuid": "...", "owned": false}}, ...]}
+ *
+ * "mdev" (optional) is the mdev UUID the vGPU is bound to (the VM path,
+ * daemon_mdev.c); owned: it was composed for that instance.
  *
  * Written after every change (temp file in the same directory, fsync,
  * rename, fsync of the directory), so a crash leaves the old or the new
@@ -35,6 +39,7 @@
 
 #include "ctl_msg.h"
 #include "daemon.h"
+#include "mdev_uuid.h"
 
 #define STATE_FORMAT  "vgpud-state"
 #define STATE_VERSION 1
@@ -48,14 +53,15 @@ static const char *backend_name(uint32_t b)
 
 static json_t *vgpu_json(const struct daemon_vgpu *v)
 {
-	json_t *groups = json_array();
+	json_t *groups = json_array(), *j;
+	char u[MDEV_UUID_TEXT];
 	uint32_t i;
 
 	if (!groups)
 		return NULL;
 	for (i = 0; i < v->cfg.ngroups; i++)
 		json_array_append_new(groups, json_integer(v->cfg.groups[i]));
-	return json_pack(
+	j = json_pack(
 		"{s:s, s:I, s:o, s:I, s:I, s:I, s:I, s:{s:s, s:I}, s:s, s:I, "
 		"s:s, s:I, s:I}",
 		"name", v->cfg.name, "gpu", (json_int_t)v->cfg.gpu, "groups",
@@ -73,6 +79,17 @@ static json_t *vgpu_json(const struct daemon_vgpu *v)
 		"time_limit_ms", (json_int_t)v->cfg.kernel_time_limit_ms,
 		"ctl_path", v->cfg.ctl_path, "pid", (json_int_t)v->pid,
 		"restarts", (json_int_t)v->restarts);
+	if (j && v->mdev) {
+		mdev_uuid_format(v->mdev_uuid, u);
+		if (json_object_set_new(j, "mdev",
+					json_pack("{s:s, s:b}", "uuid", u,
+						  "owned",
+						  (int)v->mdev_owned))) {
+			json_decref(j);
+			return NULL;
+		}
+	}
+	return j;
 }
 
 int daemon_state_save(struct daemon *d)
@@ -190,29 +207,58 @@ static int vgpu_line(const char *text, size_t idx)
 	return 1;
 }
 
+struct state_bind {
+	uint8_t uuid[16];
+	bool owned;
+};
+
+/* A vGPU's "mdev" object, checked (duplicates: daemon_state_load). */
+static int state_mdev(const char *name, json_t *j, struct state_bind *b,
+		      char *err, size_t errlen)
+{
+	const char *uuid;
+	json_error_t je;
+	int owned = 0;
+
+	if (json_unpack_ex(j, &je, JSON_STRICT, "{s:s, s:b}", "uuid", &uuid,
+			   "owned", &owned)) {
+		snprintf(err, errlen, "vGPU %s: \"mdev\": %s", name, je.text);
+		return -1;
+	}
+	if (mdev_uuid_parse(uuid, b->uuid) || mdev_uuid_is_zero(b->uuid)) {
+		snprintf(err, errlen,
+			 "vGPU %s: \"mdev\": '%.40s' is not a UUID", name,
+			 uuid);
+		return -1;
+	}
+	b->owned = owned;
+	return 0;
+}
+
 /* One vGPU from the state file, checked, into a new daemon_vgpu. */
 static struct daemon_vgpu *vgpu_from_json(struct daemon *d, json_t *j,
 					  char *err, size_t errlen)
 {
 	json_int_t gpu, sms, memory, va_base, va_size, cid, tl, pid, restarts;
 	const char *name, *ckind, *iso, *ctl_path;
-	json_t *groups, *g;
+	json_t *groups, *g, *mdev = NULL;
 	json_error_t je;
 	struct daemon_vgpu *v;
 	const struct plan_grant *grant;
+	struct state_bind bind;
 	uint32_t gr[VGPU_MAX_SM_GROUPS];
 	char want_path[PATH_MAX + 80];
 	size_t i, n;
 
 	if (json_unpack_ex(j, &je, JSON_STRICT,
 			   "{s:s, s:I, s:o, s:I, s:I, s:I, s:I, s:{s:s, s:I}, "
-			   "s:s, s:I, s:s, s:I, s:I}",
+			   "s:s, s:I, s:s, s:I, s:I, s?o}",
 			   "name", &name, "gpu", &gpu, "groups", &groups, "sms",
 			   &sms, "memory", &memory, "va_base", &va_base,
 			   "va_size", &va_size, "consumer", "kind", &ckind,
 			   "id", &cid, "isolation", &iso, "time_limit_ms", &tl,
 			   "ctl_path", &ctl_path, "pid", &pid, "restarts",
-			   &restarts)) {
+			   &restarts, "mdev", &mdev)) {
 		snprintf(err, errlen, "a vGPU entry: %s", je.text);
 		return NULL;
 	}
@@ -291,6 +337,8 @@ static struct daemon_vgpu *vgpu_from_json(struct daemon *d, json_t *j,
 			 name, ctl_path, want_path);
 		return NULL;
 	}
+	if (mdev && state_mdev(name, mdev, &bind, err, errlen))
+		return NULL;
 	grant = plan_restore(d->plan, name, (uint32_t)gpu, (uint32_t)n, gr,
 			     (uint64_t)memory, (uint64_t)va_base, err, errlen);
 	if (!grant)
@@ -336,6 +384,11 @@ static struct daemon_vgpu *vgpu_from_json(struct daemon *d, json_t *j,
 	v->ever_ready = true;
 	v->ctl_fd = -1;
 	v->pidfd = -1;
+	if (mdev) {
+		v->mdev = true;
+		v->mdev_owned = bind.owned;
+		memcpy(v->mdev_uuid, bind.uuid, sizeof(v->mdev_uuid));
+	}
 	return v;
 }
 
@@ -425,9 +478,23 @@ int daemon_state_load(struct daemon *d, bool *mps_started, char *err,
 	}
 	json_array_foreach(list, i, j)
 	{
-		struct daemon_vgpu *v =
-			vgpu_from_json(d, j, what, sizeof(what));
+		struct daemon_vgpu *v = vgpu_from_json(d, j, what,
+						       sizeof(what)),
+				   *o;
 
+		for (o = head; v && v->mdev && o; o = o->next) {
+			if (o->mdev &&
+			    !memcmp(o->mdev_uuid, v->mdev_uuid, 16)) {
+				snprintf(what, sizeof(what),
+					 "vGPU %s: its mdev UUID is vGPU %s's "
+					 "already",
+					 v->cfg.name, o->cfg.name);
+				plan_release(d->plan, v->cfg.name);
+				free(v);
+				v = NULL;
+				break;
+			}
+		}
 		if (!v) {
 			snprintf(err, errlen,
 				 "%s: line %d: %s; move it aside to start "

@@ -34,6 +34,8 @@
 
 #include "ctl_msg.h"
 #include "daemon.h"
+#include "daemon_part.h"
+#include "daemon_mdev.h"
 
 #define PROBE_TIMEOUT_MS      30000 /* times 4 under a wrapper */
 #define PROBE_EXIT_TIMEOUT_MS 5000
@@ -487,10 +489,77 @@ struct daemon_vgpu *daemon_vgpu_find(struct daemon *d, const char *name)
 	return NULL;
 }
 
+void daemon_vgpu_init(struct daemon *d, struct daemon_vgpu *v,
+		      const struct plan_grant *grant,
+		      const struct daemon_vgpu_spec *spec)
+{
+	memcpy(v->cfg.name, grant->name, sizeof(v->cfg.name));
+	v->cfg.backend = d->backend;
+	v->cfg.gpu = grant->gpu;
+	v->cfg.ngroups = grant->ngroups;
+	memcpy(v->cfg.groups, grant->groups, sizeof(v->cfg.groups));
+	v->cfg.va_base = grant->va_base;
+	v->cfg.va_size = grant->va_size;
+	v->cfg.memory_quota = grant->memory;
+	v->cfg.kernel_time_limit_ms = spec->time_limit_ms;
+	v->cfg.max_clients = DAEMON_MAX_CLIENTS;
+	v->cfg.client_uid = spec->uid;
+	v->cfg.isolation = spec->isolation;
+	v->consumer_kind = spec->consumer_kind;
+	v->consumer_gid = spec->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP
+				  ? spec->gid
+				  : 0;
+	v->sms = grant->sms;
+	v->state = VGPU_ADMIN_STATE_STARTING;
+	v->ctl_fd = -1;
+	v->pidfd = -1;
+	daemon_vgpu_ctl_path(d, v);
+}
+
+void daemon_vgpu_append(struct daemon *d, struct daemon_vgpu *v)
+{
+	struct daemon_vgpu **tail;
+
+	for (tail = &d->vgpus; *tail; tail = &(*tail)->next)
+		;
+	v->next = NULL;
+	*tail = v;
+}
+
+bool daemon_vgpu_destroy(struct daemon *d, struct daemon_vgpu *v,
+			 struct daemon_conn *waiter)
+{
+	daemon_log("destroying vGPU %s", v->cfg.name);
+	v->destroying = true;
+	v->state = VGPU_ADMIN_STATE_STOPPING;
+	v->retry_at = 0;
+	if (v->create_waiter) {
+		daemon_admin_reply(d, v->create_waiter,
+				   VGPU_ADMIN_WORKER_FAILED, NULL,
+				   "vGPU %s was destroyed while it was "
+				   "starting",
+				   v->cfg.name);
+		v->create_waiter = NULL;
+	}
+	if (v->pid) {
+		if (waiter) {
+			waiter->parked = true;
+			v->destroy_waiter = waiter;
+		}
+		daemon_vgpu_stop(d, v, DAEMON_STOP_DESTROY,
+				 DAEMON_DESTROY_KILL_MS);
+		return false;
+	}
+	daemon_vgpu_free(d, v);
+	return true;
+}
+
 void daemon_vgpu_free(struct daemon *d, struct daemon_vgpu *v)
 {
 	struct daemon_vgpu **pp;
 
+	daemon_mdev_vgpu_freed(d, v);
+	daemon_part_vgpu_free(d, v); /* before its grant goes */
 	for (pp = &d->vgpus; *pp; pp = &(*pp)->next) {
 		if (*pp == v) {
 			*pp = v->next;
@@ -821,6 +890,8 @@ void daemon_worker_input(struct daemon *d, struct daemon_vgpu *v)
 		struct vgpu_ctl_ready ready;
 		struct vgpu_ctl_stats stats;
 		struct vgpu_ctl_fault fault;
+		struct vgpu_ctl_resized resized;
+		struct vgpu_ctl_load load;
 	} msg;
 	char why[VGPU_MESSAGE_MAX + 64];
 	uint32_t type, len;
@@ -855,6 +926,16 @@ void daemon_worker_input(struct daemon *d, struct daemon_vgpu *v)
 			if (len != sizeof(msg.stats))
 				break;
 			v->stats = msg.stats;
+			continue;
+		case VGPU_CTL_RESIZED:
+			if (len != sizeof(msg.resized))
+				break;
+			daemon_resize_done(d, v, &msg.resized);
+			continue;
+		case VGPU_CTL_LOAD:
+			if (len != sizeof(msg.load))
+				break;
+			daemon_load_update(d, v, &msg.load);
 			continue;
 		case VGPU_CTL_FAULT:
 			if (len != sizeof(msg.fault))
@@ -895,6 +976,7 @@ static void worker_exited(struct daemon *d, struct daemon_vgpu *v, int st)
 	if (v->ctl_fd >= 0)
 		close(v->ctl_fd);
 	v->ctl_fd = -1;
+	daemon_resize_abort(d, v, "its worker exited");
 	if (v->pidfd >= 0)
 		close(v->pidfd);
 	v->pidfd = -1;
@@ -1021,6 +1103,7 @@ void daemon_workers_timers(struct daemon *d, int64_t now)
 		    now >= dom->restart_at)
 			domain_restart(d, gpu);
 	}
+	daemon_resize_timers(d, now);
 
 	for (v = d->vgpus; v; v = next) {
 		next = v->next;
@@ -1068,6 +1151,7 @@ int64_t daemon_workers_next_deadline(struct daemon *d)
 		if (v->pid) {
 			CONSIDER(v->kill_deadline);
 			CONSIDER(v->ready_deadline);
+			CONSIDER(daemon_resize_deadline(v));
 		} else {
 			CONSIDER(v->retry_at);
 		}

@@ -4,10 +4,10 @@
  * in-order queues, a pool of SM threads per slice, events as queue markers.
  *
  * Locks: x->lock guards the stream queues, the event states and the lists
- * of streams and events; x->pool_lock guards the pool's grid list and
- * the grids' counters. The stream thread never holds x->lock while it
- * runs a copy or waits for a grid, so queries and new work never wait for
- * the device.
+ * of streams and events; x->pool_lock guards the pool's grid list, the
+ * grids' counters, the pool generation and the busy-time account. The stream
+ * thread never holds x->lock while it runs a copy or waits for a grid, so
+ * queries and new work never wait for the device.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,6 +26,8 @@ enum sim_item_kind {
 	SIM_ITEM_LAUNCH,
 	SIM_ITEM_RECORD,
 	SIM_ITEM_WAIT,
+	SIM_ITEM_HOST_WRITE, /* *p = value */
+	SIM_ITEM_HOST_WAIT,  /* until *p >= value (signed distance) */
 };
 
 struct sim_grid;
@@ -52,6 +54,10 @@ struct sim_item {
 			struct backend_event *e;
 			uint64_t seq;
 		} ev;
+		struct {
+			uint64_t *p;
+			uint64_t value;
+		} host;
 	} u;
 };
 
@@ -70,6 +76,7 @@ struct sim_grid {
 	uint64_t next_block; /* atomic: the next block to claim */
 	uint64_t done;	     /* blocks finished (or skipped on stop) */
 	uint32_t active;     /* SM threads working on it */
+	uint64_t gen;	     /* the pool generation that runs it */
 	_Alignas(8) unsigned char buf[]; /* parameters, naturally aligned */
 };
 
@@ -99,8 +106,18 @@ struct backend_event {
 struct sim_sm {
 	struct sim_exec *x;
 	uint32_t smid;
+	uint64_t gen; /* runs the grids listed while x->gen was this */
+	int quit;     /* a resize that failed: leave at once */
 	pthread_t thread;
 	int started;
+	int joined;
+};
+
+/* The SM threads of a slice before a resize, until they have exited. */
+struct sim_pool_old {
+	struct sim_pool_old *next;
+	struct sim_sm *sms;
+	uint32_t nsms;
 };
 
 struct sim_exec {
@@ -118,6 +135,10 @@ struct sim_exec {
 	int pool_quit;
 	uint32_t nsms;
 	struct sim_sm *sms;
+	uint64_t gen;		       /* bumped by each resize */
+	struct sim_pool_old *old;      /* earlier pools, still exiting */
+	uint32_t grids_running;	       /* grids handed to the pool */
+	uint64_t busy_since, busy_acc; /* ns: while grids_running > 0 */
 };
 
 static int stop_requested(struct sim_exec *x)
@@ -163,10 +184,22 @@ static void grid_unlist(struct sim_exec *x, struct sim_grid *g)
 	g->listed = 0;
 }
 
+/* The oldest listed grid of pool generation gen. Under pool_lock. */
+static struct sim_grid *grid_of_gen(struct sim_exec *x, uint64_t gen)
+{
+	struct sim_grid *g;
+
+	for (g = x->grids; g && g->gen != gen; g = g->next)
+		;
+	return g;
+}
+
 /*
- * One simulated SM: take the oldest grid that still has blocks, claim its
- * blocks one at a time from the atomic counter and run them (skip them
- * once teardown has begun), then account for what it ran.
+ * One simulated SM: take the oldest grid of its generation that still has
+ * blocks, claim its blocks one at a time from the atomic counter and run
+ * them (skip them once teardown has begun), then account for what it ran.
+ * After a resize (x->gen moved past its own) it finishes the grids that
+ * were handed to its generation, then exits: a grid runs on one slice.
  */
 static void *sm_main(void *arg)
 {
@@ -178,11 +211,13 @@ static void *sm_main(void *arg)
 		struct sim_grid *g;
 		uint64_t idx, ran = 0;
 
-		while (!x->pool_quit && !x->grids)
+		g = grid_of_gen(x, sm->gen);
+		if (!g) {
+			if (x->pool_quit || sm->quit || sm->gen < x->gen)
+				break;
 			pthread_cond_wait(&x->pool_cond, &x->pool_lock);
-		g = x->grids;
-		if (!g)
-			break;
+			continue;
+		}
 		g->active++;
 		pthread_mutex_unlock(&x->pool_lock);
 
@@ -206,20 +241,36 @@ static void *sm_main(void *arg)
 	return NULL;
 }
 
-/* Hand a grid to the SM threads and wait until every block has run. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Hand a grid to the SM threads of the current generation and wait until
+ * every block has run. The slice is busy while any grid is handed out.
+ */
 static void pool_run(struct sim_exec *x, struct sim_grid *g)
 {
 	struct sim_grid **pp;
 
 	pthread_mutex_lock(&x->pool_lock);
+	if (x->grids_running++ == 0)
+		x->busy_since = mono_ns();
 	for (pp = &x->grids; *pp; pp = &(*pp)->next)
 		;
 	g->next = NULL;
+	g->gen = x->gen;
 	*pp = g;
 	g->listed = 1;
 	pthread_cond_broadcast(&x->pool_cond);
 	while (g->done != g->total || g->active != 0)
 		pthread_cond_wait(&x->pool_done, &x->pool_lock);
+	if (--x->grids_running == 0)
+		x->busy_acc += mono_ns() - x->busy_since;
 	pthread_mutex_unlock(&x->pool_lock);
 }
 
@@ -283,6 +334,21 @@ static void item_run(struct sim_exec *x, struct sim_item *it)
 		break;
 	case SIM_ITEM_LAUNCH:
 		pool_run(x, it->u.grid);
+		break;
+	case SIM_ITEM_HOST_WRITE:
+		__atomic_store_n(it->u.host.p, it->u.host.value,
+				 __ATOMIC_RELEASE);
+		break;
+	case SIM_ITEM_HOST_WAIT:
+		/* as the GPU polls; the engine's teardown ends it */
+		while ((int64_t)(__atomic_load_n(it->u.host.p,
+						 __ATOMIC_ACQUIRE) -
+				 it->u.host.value) < 0 &&
+		       !stop_requested(x)) {
+			struct timespec t = {0, 20000};
+
+			nanosleep(&t, NULL);
+		}
 		break;
 	default:
 		break;
@@ -677,6 +743,23 @@ int sim_memset(struct sim_exec *x, struct backend_stream *s, void *dst,
 	return rc;
 }
 
+int sim_host_op(struct sim_exec *x, struct backend_stream *s, uint64_t *p,
+		uint64_t value, int wait)
+{
+	struct sim_item *it = calloc(1, sizeof(*it));
+	int rc;
+
+	if (!it)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	it->kind = wait ? SIM_ITEM_HOST_WAIT : SIM_ITEM_HOST_WRITE;
+	it->u.host.p = p;
+	it->u.host.value = value;
+	rc = enqueue_locked(x, stream_or_default(x, s), it);
+	if (rc != CUDA_SUCCESS)
+		free(it);
+	return rc;
+}
+
 void sim_param_layout(const struct sim_kernel_desc *k,
 		      struct vgpu_kernel_info *layout)
 {
@@ -711,7 +794,8 @@ static int launch_dims_ok(const uint32_t grid[3], const uint32_t block[3],
 	if (block[0] > 1024 || block[1] > 1024 || block[2] > 64 ||
 	    threads > 1024)
 		return 0;
-	return shared_bytes <= 49152;
+	return shared_bytes <= SIM_SHARED_OPTIN; /* the kernel's own limit
+						     is the backend's check */
 }
 
 int sim_launch(struct sim_exec *x, struct backend_stream *s,
@@ -758,11 +842,55 @@ int sim_launch(struct sim_exec *x, struct backend_stream *s,
 
 /* ---- engine ------------------------------------------------------------ */
 
+/*
+ * Start the SM threads of generation gen into sms[0 .. nsms) (calloc'd
+ * by the caller). On failure the threads already started are in sms with
+ * started set; the caller stops them (pool_quit) and joins them.
+ */
+static int pool_start(struct sim_exec *x, struct sim_sm *sms,
+		      const uint32_t *smids, uint32_t nsms, uint64_t gen,
+		      char *err, size_t errlen)
+{
+	uint32_t i;
+	int rc;
+
+	for (i = 0; i < nsms; i++) {
+		struct sim_sm *sm = &sms[i];
+		char name[16];
+
+		sm->x = x;
+		sm->smid = smids[i];
+		sm->gen = gen;
+		rc = pthread_create(&sm->thread, NULL, sm_main, sm);
+		if (rc) {
+			snprintf(err, errlen,
+				 "sim: cannot start the thread of SM %u: %s",
+				 smids[i], strerror(rc));
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		sm->started = 1;
+		snprintf(name, sizeof(name), "vgpu-sim-sm%u", smids[i]);
+		pthread_setname_np(sm->thread, name);
+	}
+	return CUDA_SUCCESS;
+}
+
+/* Join the threads of a pool that have not been joined yet. */
+static void pool_join(struct sim_sm *sms, uint32_t nsms)
+{
+	uint32_t i;
+
+	for (i = 0; i < nsms; i++) {
+		if (sms[i].started && !sms[i].joined)
+			pthread_join(sms[i].thread, NULL);
+		sms[i].joined = 1;
+	}
+}
+
 int sim_exec_create(struct sim_exec **out, const uint32_t *smids, uint32_t nsms,
 		    char *err, size_t errlen)
 {
 	struct sim_exec *x;
-	uint32_t i;
 	int rc;
 
 	if (nsms == 0) {
@@ -781,23 +909,10 @@ int sim_exec_create(struct sim_exec **out, const uint32_t *smids, uint32_t nsms,
 	pthread_cond_init(&x->pool_cond, NULL);
 	pthread_cond_init(&x->pool_done, NULL);
 	x->nsms = nsms;
-	for (i = 0; i < nsms; i++) {
-		struct sim_sm *sm = &x->sms[i];
-		char name[16];
-
-		sm->x = x;
-		sm->smid = smids[i];
-		rc = pthread_create(&sm->thread, NULL, sm_main, sm);
-		if (rc) {
-			snprintf(err, errlen,
-				 "sim: cannot start the thread of SM %u: %s",
-				 smids[i], strerror(rc));
-			sim_exec_destroy(x);
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		}
-		sm->started = 1;
-		snprintf(name, sizeof(name), "vgpu-sim-sm%u", smids[i]);
-		pthread_setname_np(sm->thread, name);
+	rc = pool_start(x, x->sms, smids, nsms, 0, err, errlen);
+	if (rc != CUDA_SUCCESS) {
+		sim_exec_destroy(x);
+		return rc;
 	}
 	rc = stream_new(x, &x->default_stream);
 	if (rc != CUDA_SUCCESS) {
@@ -812,7 +927,6 @@ int sim_exec_create(struct sim_exec **out, const uint32_t *smids, uint32_t nsms,
 void sim_exec_destroy(struct sim_exec *x)
 {
 	struct backend_stream *s;
-	uint32_t i;
 
 	if (!x)
 		return;
@@ -840,9 +954,15 @@ void sim_exec_destroy(struct sim_exec *x)
 	x->pool_quit = 1;
 	pthread_cond_broadcast(&x->pool_cond);
 	pthread_mutex_unlock(&x->pool_lock);
-	for (i = 0; i < x->nsms; i++)
-		if (x->sms[i].started)
-			pthread_join(x->sms[i].thread, NULL);
+	pool_join(x->sms, x->nsms);
+	while (x->old) {
+		struct sim_pool_old *o = x->old;
+
+		x->old = o->next;
+		pool_join(o->sms, o->nsms);
+		free(o->sms);
+		free(o);
+	}
 
 	while (x->events) {
 		struct backend_event *e = x->events;
@@ -857,4 +977,108 @@ void sim_exec_destroy(struct sim_exec *x)
 	pthread_cond_destroy(&x->pool_done);
 	free(x->sms);
 	free(x);
+}
+
+/* ---- resize ------------------------------------------------------------- */
+
+/*
+ * A new pool for the new SMs, started before the switch (so the switch
+ * itself is a pointer swap under pool_lock): grids handed out from then
+ * on run on the new pool, grids already handed out finish on the old one
+ * (each grid on one slice), and each stream's thread waits for its grid
+ * before its next item, so the order of a stream's work is kept as it is.
+ */
+int sim_exec_resize(struct sim_exec *x, const uint32_t *smids, uint32_t nsms,
+		    uint64_t *switch_ns, char *err, size_t errlen)
+{
+	struct sim_pool_old *o;
+	struct sim_sm *sms;
+	uint64_t t0, gen;
+	uint32_t i;
+	int rc;
+
+	if (nsms == 0) {
+		snprintf(err, errlen, "sim: a slice needs at least one SM");
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o = calloc(1, sizeof(*o));
+	sms = calloc(nsms, sizeof(*sms));
+	if (!o || !sms) {
+		free(o);
+		free(sms);
+		snprintf(err, errlen, "sim: out of memory");
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	/* only resize moves x->gen, and resizes come one at a time */
+	pthread_mutex_lock(&x->pool_lock);
+	gen = x->gen + 1;
+	pthread_mutex_unlock(&x->pool_lock);
+	rc = pool_start(x, sms, smids, nsms, gen, err, errlen);
+	if (rc != CUDA_SUCCESS) {
+		pthread_mutex_lock(&x->pool_lock);
+		for (i = 0; i < nsms; i++)
+			sms[i].quit = 1;
+		pthread_cond_broadcast(&x->pool_cond);
+		pthread_mutex_unlock(&x->pool_lock);
+		pool_join(sms, nsms);
+		free(sms);
+		free(o);
+		return rc;
+	}
+	pthread_mutex_lock(&x->pool_lock);
+	t0 = mono_ns();
+	o->sms = x->sms;
+	o->nsms = x->nsms;
+	o->next = x->old;
+	x->old = o;
+	x->sms = sms;
+	x->nsms = nsms;
+	x->gen++;
+	pthread_cond_broadcast(&x->pool_cond);
+	*switch_ns = mono_ns() - t0;
+	pthread_mutex_unlock(&x->pool_lock);
+	return CUDA_SUCCESS;
+}
+
+/* Whether every thread of an old pool has left sm_main. */
+static int pool_exited(struct sim_sm *sms, uint32_t nsms)
+{
+	uint32_t i;
+
+	for (i = 0; i < nsms; i++) {
+		if (!sms[i].started || sms[i].joined)
+			continue;
+		if (pthread_tryjoin_np(sms[i].thread, NULL))
+			return 0;
+		sms[i].joined = 1;
+	}
+	return 1;
+}
+
+int sim_exec_reclaim(struct sim_exec *x)
+{
+	struct sim_pool_old **pp = &x->old, *o;
+
+	while ((o = *pp)) {
+		if (pool_exited(o->sms, o->nsms)) {
+			*pp = o->next;
+			free(o->sms);
+			free(o);
+		} else {
+			pp = &o->next;
+		}
+	}
+	return x->old ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
+uint64_t sim_exec_busy_ns(struct sim_exec *x)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&x->pool_lock);
+	v = x->busy_acc;
+	if (x->grids_running)
+		v += mono_ns() - x->busy_since;
+	pthread_mutex_unlock(&x->pool_lock);
+	return v;
 }

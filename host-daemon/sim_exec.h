@@ -55,6 +55,16 @@ int sim_event_elapsed(struct sim_exec *x, struct backend_event *start,
  * (after everything queued before it); otherwise only queues it. */
 int sim_copy(struct sim_exec *x, struct backend_stream *s, void *dst,
 	     const void *src, size_t n, int wait);
+/* Dynamic shared memory per block: without and with a kernel's opt-in
+ * (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), as on an H100. */
+#define SIM_SHARED_DEFAULT 49152
+#define SIM_SHARED_OPTIN   232448
+
+/* Stream memory operations on host memory (the backend's stream gates):
+ * wait = 0: *p = value once the work before it is done; wait = 1: hold
+ * the stream until *p >= value (signed distance, as the GPU compares). */
+int sim_host_op(struct sim_exec *x, struct backend_stream *s, uint64_t *p,
+		uint64_t value, int wait);
 int sim_memset(struct sim_exec *x, struct backend_stream *s, void *dst,
 	       uint32_t value, uint32_t elem_size, size_t count);
 /*
@@ -73,6 +83,20 @@ struct sim_code {
 int sim_launch(struct sim_exec *x, struct backend_stream *s,
 	       const struct sim_code *code, const uint32_t grid[3],
 	       const uint32_t block[3], uint32_t shared_bytes, void **params);
+
+/*
+ * Move the slice onto other SMs (one call at a time): a new pool of SM
+ * threads is started first, then grids handed out from then on run on it;
+ * grids already handed out finish on the old SMs, whose threads then exit.
+ * *switch_ns: how long new grids were held back by the swap.
+ */
+int sim_exec_resize(struct sim_exec *x, const uint32_t *smids, uint32_t nsms,
+		    uint64_t *switch_ns, char *err, size_t errlen);
+/* Join the old pools whose threads have exited: CUDA_ERROR_NOT_READY while
+ * one is still running a grid, else CUDA_SUCCESS. Never blocks. */
+int sim_exec_reclaim(struct sim_exec *x);
+/* Nanoseconds since create during which at least one grid was running. */
+uint64_t sim_exec_busy_ns(struct sim_exec *x);
 
 /* The parameter layout of a twin: natural alignment, min(size, 8). */
 void sim_param_layout(const struct sim_kernel_desc *k,

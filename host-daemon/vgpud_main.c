@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "daemon_part.h"
+#include "daemon_mdev.h"
 
 #define VGPUD_DEFAULT_RUN_DIR "/run/vgpu"
 #define VGPUD_DEFAULT_VA_BASE 0x500000000000ull
@@ -60,6 +62,9 @@ static const char vgpud_usage[] =
 	"  --keep-workers       on SIGTERM leave the workers running (and\n"
 	"                       the state file) for the next vgpud, e.g. for\n"
 	"                       an upgrade; default: stop them\n"
+	"  --mdev MODE          the VM path through /dev/vgpu-ctl\n"
+	"                       (vgpu_mdev.ko): auto (default: when the\n"
+	"                       device exists), on (fail without it), off\n"
 	"  --foreground         stay in the foreground (the default)\n"
 	"  --help               this text\n"
 	"\n"
@@ -158,6 +163,7 @@ static int parse_options(struct daemon_opts *o, int argc, char **argv)
 		{"state", required_argument, NULL, 's'},
 		{"orphan-timeout", required_argument, NULL, 'o'},
 		{"keep-workers", no_argument, NULL, 'k'},
+		{"mdev", required_argument, NULL, 'M'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -170,6 +176,7 @@ static int parse_options(struct daemon_opts *o, int argc, char **argv)
 	o->worker_user = "vgpu";
 	o->va_base = VGPUD_DEFAULT_VA_BASE;
 	o->orphan_timeout_s = DAEMON_ORPHAN_TIMEOUT_S;
+	o->mdev = "auto";
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'r':
@@ -226,6 +233,17 @@ static int parse_options(struct daemon_opts *o, int argc, char **argv)
 		}
 		case 'k':
 			o->keep_workers = true;
+			break;
+		case 'M':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "on") &&
+			    strcmp(optarg, "off")) {
+				fprintf(stderr,
+					"vgpud: --mdev is auto, on or off, "
+					"not '%s'\n",
+					optarg);
+				return 2;
+			}
+			o->mdev = optarg;
 			break;
 		case 'h':
 			fputs(vgpud_usage, stdout);
@@ -522,7 +540,8 @@ enum poll_kind {
 	POLL_CLIENT,
 	POLL_CONN,
 	POLL_CTL,
-	POLL_PIDFD
+	POLL_PIDFD,
+	POLL_MDEV
 };
 
 struct poll_set {
@@ -583,6 +602,8 @@ static int poll_build(struct daemon *d, struct poll_set *ps, bool listen)
 			if (c->fd >= 0 && !c->parked)
 				r |= poll_add(ps, c->fd, POLL_CONN, c);
 	}
+	if (daemon_mdev_poll_fd(d) >= 0)
+		r |= poll_add(ps, daemon_mdev_poll_fd(d), POLL_MDEV, NULL);
 	for (v = d->vgpus; v; v = v->next) {
 		if (v->ctl_fd >= 0)
 			r |= poll_add(ps, v->ctl_fd, POLL_CTL, v);
@@ -596,8 +617,11 @@ static int poll_build(struct daemon *d, struct poll_set *ps, bool listen)
 static int poll_timeout(struct daemon *d, int64_t now)
 {
 	int64_t next = daemon_workers_next_deadline(d);
+	int64_t mdev = daemon_mdev_next_deadline(d);
 	struct daemon_conn *c;
 
+	if (mdev && (!next || mdev < next))
+		next = mdev;
 	for (c = d->conns; c; c = c->next)
 		if (c->fd >= 0 && !c->parked &&
 		    (next == 0 || c->deadline < next))
@@ -629,7 +653,7 @@ static void conns_timers(struct daemon *d, int64_t now)
  */
 static int loop_once(struct daemon *d, struct poll_set *ps, bool listen)
 {
-	bool sig = false, pidfd_turn = false;
+	bool sig = false, pidfd_turn = false, mdev_turn = false;
 	size_t i;
 	int r;
 
@@ -673,6 +697,9 @@ static int loop_once(struct daemon *d, struct poll_set *ps, bool listen)
 		case POLL_PIDFD:
 			pidfd_turn = true;
 			break;
+		case POLL_MDEV:
+			mdev_turn = true;
+			break;
 		}
 	}
 	/* adopted workers that exited (after their last words, above) */
@@ -683,9 +710,13 @@ static int loop_once(struct daemon *d, struct poll_set *ps, bool listen)
 		    v->pidfd == ps->fds[i].fd)
 			daemon_worker_pidfd(d, v);
 	}
+	/* after the workers' messages of this turn (a READY it answers) */
+	if (mdev_turn)
+		daemon_mdev_input(d);
 	if (sig)
 		handle_signals(d);
 	daemon_workers_timers(d, daemon_now_ms());
+	daemon_mdev_tick(d, daemon_now_ms());
 	conns_timers(d, daemon_now_ms());
 	conns_sweep(d);
 	if (d->state_dirty && !d->stopping)
@@ -699,6 +730,7 @@ static void conns_close_all(struct daemon *d)
 	struct daemon_vgpu *v;
 	struct daemon_conn *c;
 
+	daemon_resize_close_waiters(d);
 	for (v = d->vgpus; v; v = v->next) {
 		if (v->create_waiter)
 			daemon_admin_reply(
@@ -830,6 +862,12 @@ int main(int argc, char **argv)
 		daemon_log("%s", err);
 		goto out;
 	}
+	/* before the workers are touched (--mdev on may refuse to start);
+	 * its EXISTS events are read in the loop, after the adoption */
+	if (daemon_mdev_init(d, err, sizeof(err))) {
+		daemon_log("%s", err);
+		goto out;
+	}
 	/* all of the state file, checked, or nothing at all */
 	if (daemon_state_load(d, &mps_started, serr, sizeof(serr))) {
 		fprintf(stderr, "vgpud: %s\n", serr);
@@ -870,7 +908,9 @@ int main(int argc, char **argv)
 	shutdown_workers(d, &ps);
 	daemon_log("stopped");
 out:
+	daemon_mdev_fini(d);
 	mps_stop(&d->mps);
+	daemon_part_fini(d);
 	if (d->admin_fd >= 0) {
 		close(d->admin_fd);
 		unlink(d->admin_path);

@@ -5,9 +5,12 @@
  *
  *   worker_main.c      process: arguments, config, ctl socket, stats, faults
  *   worker_client.c    one thread per client: its ring, doorbells, lifetime
+ *   worker_channel.c   checks of a VM channel (VGPU_CTL_CHANNEL)
  *   worker_exec.c      descriptor validation (trusted form) and execution
  *   worker_handles.c   per-client handle tables
  *   worker_watchdog.c  kernel time limit, per-stream in-flight launches
+ *   worker_resize.c    resize / slice moves, change counter (worker_part.h)
+ *   worker_load.c      the workload analyzer's load reports (worker_part.h)
  *   worker_adopt.c     re-adoption by a restarted vgpud (ctl_path)
  *   mem_suballoc.c     the VA window's sub-allocator (pure logic)
  *   ctl_msg.c          control-message transport (shared with vgpud)
@@ -22,6 +25,7 @@
 #define VGPU_WORKER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <vgpu/control.h>
@@ -37,9 +41,14 @@
 /* Clients per vGPU when the config says 0. */
 #define WORKER_DEFAULT_MAX_CLIENTS 64u
 #define WORKER_MAX_CLIENTS	   4096u
+/* VGPU_CTL_CHANNEL: socket, BAR2 memfd, submit and completion eventfds */
+#define WORKER_CHANNEL_FDS 4
+/* A channel ring's data area is at least this (worker_channel_check). */
+#define WORKER_CHANNEL_MIN_DATA (1u << 20)
 
 struct worker_client;
 struct worker_watchdog;
+struct worker_part;
 
 /*
  * Re-adoption by a restarted vgpud (worker_adopt.c): the listener at
@@ -56,7 +65,8 @@ struct worker {
 	struct vgpu_worker_config cfg;
 	const struct backend_ops *ops;
 	struct backend *be;
-	struct vgpu_device_info info; /* read from the backend once */
+	struct vgpu_device_info info; /* from the backend; a resize rewrites
+					 it (info_lock; worker_info_copy) */
 	int ctl_fd;		      /* -1 while vgpud is gone */
 	struct worker_adopt adopt;
 
@@ -82,6 +92,13 @@ struct worker {
 	void (*fault)(struct worker *w, uint32_t kind, int32_t status,
 		      const char *msg);
 	int faulting; /* set once by the first fault */
+
+	struct worker_gate_pump *gate_pump; /* worker_gate.c; NULL: no gates */
+
+	/* dynamic partitioning (worker_part.h): resize, load analyzer */
+	struct worker_part *part;  /* NULL until worker_part_init */
+	pthread_mutex_t info_lock; /* guards info (clients copy it) */
+	uint32_t change_count;	   /* of the composition (atomic) */
 };
 
 /*
@@ -101,6 +118,10 @@ struct worker_session {
 	 * sends on it, never blocking); -1: regions are not supported */
 	int sock;
 	uint64_t region_bytes; /* sum of this client's live regions' sizes */
+	/* the GPU can address the data area (pinned, or a backend that needs
+	 * no pinning): STREAM_GATE may write there */
+	int data_gpu_ok;
+	struct worker_gates *gates; /* worker_gate.c; NULL until first used */
 
 	uint8_t *stage; /* library image being staged */
 	uint64_t stage_len, stage_cap;
@@ -158,6 +179,13 @@ struct worker_op {
 		struct {
 			struct worker_event *start, *end;
 		} elapsed;
+		struct {
+			uint64_t off, seq;
+		} gate; /* STREAM_GATE */
+		struct {
+			struct worker_kernel *k;
+			uint64_t a[3];
+		} kattr; /* KERNEL_GET/SET_ATTRIBUTE, KERNEL_OCCUPANCY */
 	};
 };
 
@@ -201,6 +229,28 @@ int worker_check(struct worker *w, int rc, const char *what);
 int worker_mem_map(void *ctx, uint64_t va, uint64_t len);
 int worker_mem_unmap(void *ctx, uint64_t va, uint64_t len);
 
+/* ---- worker_gate.c: stream gates (asynchronous host functions) ----- */
+
+#define WORKER_GATES_PER_SESSION 64 /* streams with gates, per client */
+
+/* The pump (its thread starts on first use). 0 or -errno. */
+int worker_gate_init(struct worker *w);
+void worker_gate_fini(struct worker *w);
+/* STREAM_GATE's checks (a0 = gate offset, a1 = sequence). CUresult. */
+int worker_gate_validate(struct worker_session *s, uint64_t off, uint64_t seq,
+			 const char **why);
+/* Enqueue "reached = seq, then wait for open >= seq" on st. CUresult. */
+int worker_gate_exec(struct worker_session *s, struct worker_stream *st,
+		     uint64_t off, uint64_t seq);
+/* Open every wait of st (before it is synchronised and destroyed), then
+ * give its slot back (after). */
+void worker_gate_open_stream(struct worker_session *s,
+			     struct worker_stream *st);
+void worker_gate_forget_stream(struct worker_session *s,
+			       struct worker_stream *st);
+/* After every stream of s is gone: free its gate table. */
+void worker_gate_session_fini(struct worker_session *s);
+
 /* ---- worker_watchdog.c ---------------------------------------------- */
 
 /* Start the watchdog thread when cfg.kernel_time_limit_ms > 0. 0/-errno */
@@ -222,6 +272,11 @@ int worker_watchdog_track(struct worker *w, struct worker_wd_queue *q,
  * Takes ownership of sock (closed on failure). 0 or -errno. */
 int worker_client_start(struct worker *w, int sock,
 			const struct vgpu_ctl_client *who);
+/* A VM channel as a client (VGPU_CTL_CHANNEL): fds are the socket, the
+ * BAR2 memfd, the submit and the completion eventfd, all taken over
+ * (closed on failure, with a log line naming what was wrong). 0/-errno */
+int worker_channel_start(struct worker *w, int fds[WORKER_CHANNEL_FDS],
+			 const struct vgpu_ctl_channel *ch);
 /* Join and free client threads that have ended. Returns clients left. */
 uint32_t worker_client_reap(struct worker *w);
 /* Stop every client (finish, free, join). */
@@ -230,6 +285,23 @@ void worker_client_stop_all(struct worker *w);
 void worker_client_mark_dead(struct worker *w, int32_t status);
 /* Totals for VGPU_CTL_STATS. */
 void worker_client_stats(struct worker *w, struct vgpu_ctl_stats *st);
+
+/* ---- worker_channel.c ----------------------------------------------- */
+
+/*
+ * Check a VGPU_CTL_CHANNEL and its descriptors: the socket's kind, the
+ * eventfds, the ring window (page-aligned, within a channel stride, room
+ * for the default queues and WORKER_CHANNEL_MIN_DATA, inside a memfd
+ * sealed against shrinking). On success *lay is the ring's layout (data
+ * area filling the window); else -errno and a sentence in why.
+ */
+int worker_channel_check(const struct vgpu_ctl_channel *ch,
+			 const int fds[WORKER_CHANNEL_FDS],
+			 struct ring_layout *lay, char *why, size_t len);
+/* Whether fd is an eventfd (/proc/self/fd says "anon_inode:[eventfd]"). */
+bool worker_fd_is_eventfd(int fd);
+/* Whether fd is an AF_UNIX SOCK_SEQPACKET socket (a reply can go there). */
+bool worker_channel_sock_ok(int fd);
 
 /* ---- worker_adopt.c ------------------------------------------------- */
 

@@ -17,6 +17,13 @@
  * in the file description both sides share, and its counter can be
  * stuffed by the client between a poll and a write).
  *
+ * A VM channel (VGPU_CTL_CHANNEL) is the same client with another
+ * transport: its ring is a window of the mdev's BAR2 memfd (vgpud's, not
+ * ours), its submit doorbell an eventfd that vgpu_mdev.ko signals, and its
+ * completion doorbell an eventfd the worker writes 8 bytes to (made
+ * non-blocking here: only the module reads it). The hello reply carries
+ * no descriptors, and vgpud ends the channel by shutting its end down.
+ *
  * The ring memory and the descriptors outlive the thread: the main thread
  * joins it and only then unmaps and closes, after taking the client off
  * the list under clients_lock, so the fault path (which marks every ring
@@ -26,17 +33,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ctl_msg.h"
 #include "worker.h"
+#include "worker_part.h"
 
 #define WORKER_SPIN_NS		50000ull /* spin before sleeping */
 #define WORKER_CQ_FULL_SLEEP_MS 1  /* poll interval while the CQ is full */
@@ -51,7 +61,10 @@ struct worker_client {
 	struct vgpu_ctl_client who;
 
 	int sock, ring_fd, submit_fd, complete_fd, kick_fd, epoll_fd;
-	int complete_peer_fd; /* the client's end, sent in the hello reply */
+	int complete_peer_fd;	 /* the client's end, sent in the hello reply */
+	bool channel;		 /* a VM channel: complete_fd is an eventfd */
+	uint32_t instance, chan; /* the channel's mdev instance, index */
+	char label[64];		 /* "client 3 (pid 42)", for logs */
 	int pinned; /* data area registered with the backend (DMA copies) */
 	void *ring;
 	struct vgpu_ring_header *hdr;
@@ -76,11 +89,39 @@ static inline void cpu_relax(void)
 
 /* ---- ring setup ------------------------------------------------------ */
 
+/*
+ * Write the ring header from our private layout. A channel's window may
+ * hold an earlier channel's indices and flags: the header page starts
+ * from zero. (The guest may scribble on it at any time; the worker never
+ * reads the layout back.)
+ */
+static void client_ring_header(struct worker_client *c)
+{
+	const struct ring_layout *l = &c->lay;
+	struct vgpu_ring_header *h;
+
+	h = c->hdr = c->ring;
+	memset(h, 0, sizeof(*h));
+	h->magic = VGPU_PROTO_MAGIC;
+	h->major = VGPU_PROTO_MAJOR;
+	h->minor = VGPU_PROTO_MINOR;
+	h->features = VGPU_FEATURE_NONE;
+	h->sq_entries = l->sq_entries;
+	h->cq_entries = l->cq_entries;
+	h->sq_offset = l->sq_offset;
+	h->cq_offset = l->cq_offset;
+	h->data_offset = l->data_offset;
+	h->data_size = l->data_size;
+	h->total_size = l->total_size;
+	h->change_count =
+		__atomic_load_n(&c->w->change_count, __ATOMIC_ACQUIRE);
+	ring_store_release(&h->status, VGPU_RING_OK);
+}
+
 /* The sealed memfd ring, mapped, with its header's layout filled in. */
 static int client_ring_create(struct worker_client *c)
 {
 	struct ring_layout *l = &c->lay;
-	struct vgpu_ring_header *h;
 
 	ring_layout_compute(l, VGPU_RING_SQ_ENTRIES, VGPU_RING_CQ_ENTRIES,
 			    VGPU_RING_DATA_BYTES);
@@ -99,19 +140,7 @@ static int client_ring_create(struct worker_client *c)
 		c->ring = NULL;
 		return -errno;
 	}
-	h = c->hdr = c->ring;
-	h->magic = VGPU_PROTO_MAGIC;
-	h->major = VGPU_PROTO_MAJOR;
-	h->minor = VGPU_PROTO_MINOR;
-	h->features = VGPU_FEATURE_NONE;
-	h->sq_entries = l->sq_entries;
-	h->cq_entries = l->cq_entries;
-	h->sq_offset = l->sq_offset;
-	h->cq_offset = l->cq_offset;
-	h->data_offset = l->data_offset;
-	h->data_size = l->data_size;
-	h->total_size = l->total_size;
-	ring_store_release(&h->status, VGPU_RING_OK);
+	client_ring_header(c);
 	return 0;
 }
 
@@ -122,6 +151,22 @@ static int epoll_add(int ep, int fd, uint32_t events, uint32_t tag)
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
+/* What the thread sleeps on: the submit doorbell, the socket, a kick. */
+static int client_wait_setup(struct worker_client *c)
+{
+	c->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	c->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->kick_fd < 0 || c->epoll_fd < 0)
+		return -errno;
+	if (epoll_add(c->epoll_fd, c->submit_fd, EPOLLIN | EPOLLET,
+		      EV_SUBMIT) ||
+	    epoll_add(c->epoll_fd, c->sock, EPOLLIN | EPOLLRDHUP, EV_SOCK) ||
+	    epoll_add(c->epoll_fd, c->kick_fd, EPOLLIN, EV_KICK))
+		return -errno;
+	return 0;
+}
+
+/* A local client's doorbells: made here, handed over in the reply. */
 static int client_fds_create(struct worker_client *c)
 {
 	int pair[2];
@@ -131,17 +176,9 @@ static int client_fds_create(struct worker_client *c)
 		c->complete_fd = pair[0];
 		c->complete_peer_fd = pair[1];
 	}
-	c->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	c->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (c->submit_fd < 0 || c->complete_fd < 0 || c->kick_fd < 0 ||
-	    c->epoll_fd < 0)
+	if (c->submit_fd < 0 || c->complete_fd < 0)
 		return -errno;
-	if (epoll_add(c->epoll_fd, c->submit_fd, EPOLLIN | EPOLLET,
-		      EV_SUBMIT) ||
-	    epoll_add(c->epoll_fd, c->sock, EPOLLIN | EPOLLRDHUP, EV_SOCK) ||
-	    epoll_add(c->epoll_fd, c->kick_fd, EPOLLIN, EV_KICK))
-		return -errno;
-	return 0;
+	return client_wait_setup(c);
 }
 
 static void close_fd(int *fd)
@@ -182,7 +219,7 @@ static int client_reply(struct worker_client *c, int32_t status,
 	else
 		strncpy(r.message, message, sizeof(r.message) - 1);
 	return ctl_send_fds(c->sock, &r, sizeof(r), fds,
-			    status == VGPU_HELLO_OK ? 3 : 0);
+			    status == VGPU_HELLO_OK && !c->channel ? 3 : 0);
 }
 
 /* ---- the serving thread ---------------------------------------------- */
@@ -193,16 +230,20 @@ static int client_reply(struct worker_client *c, int32_t status,
  */
 static void client_doorbell(struct worker_client *c)
 {
-	ssize_t n = send(c->complete_fd, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	uint64_t one = 1;
+	ssize_t n;
 
+	if (c->channel) /* O_NONBLOCK: EAGAIN only at the counter's top */
+		n = write(c->complete_fd, &one, sizeof(one));
+	else
+		n = send(c->complete_fd, "", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	(void)n;
 }
 
 /* Mark the ring broken (a protocol violation) and wake the client. */
 static void client_break(struct worker_client *c, const char *why)
 {
-	worker_log(c->w, "client %u (pid %d): ring broken: %s; dropping it",
-		   c->id, (int)c->who.pid, why);
+	worker_log(c->w, "%s: ring broken: %s; dropping it", c->label, why);
 	ring_store_release(&c->hdr->status, VGPU_RING_BROKEN);
 	ring_full_barrier();
 	client_doorbell(c);
@@ -402,31 +443,31 @@ static void *client_thread(void *arg)
 	c->sess.pid = c->who.pid;
 	/* host regions' memfds go to the client on its socket. The worker
 	 * only sends there (MSG_DONTWAIT): its epoll watches the socket for
-	 * input and hang-up, which its own sends never raise. */
-	c->sess.sock = c->sock;
+	 * input and hang-up, which its own sends never raise. A channel's
+	 * socket leads to vgpud, not to the guest: no regions there. */
+	c->sess.sock = c->channel ? -1 : c->sock;
 	if (w->ops->host_register) {
 		rc = w->ops->host_register(w->be, c->sess.data,
 					   c->sess.data_size);
 		if (rc)
 			worker_log(w,
-				   "client %u: data area not pinned "
+				   "%s: data area not pinned "
 				   "(CUresult %d): copies are staged",
-				   c->id, rc);
+				   c->label, rc);
 		c->pinned = rc == 0;
 	}
+	c->sess.data_gpu_ok = !w->ops->host_register || c->pinned;
 	__atomic_store_n(&c->serving, 1, __ATOMIC_RELEASE);
 	rc = client_reply(c, VGPU_HELLO_OK, NULL);
 	close_fd(&c->ring_fd);		/* the mapping stays */
 	close_fd(&c->complete_peer_fd); /* the client has its end now */
 	if (rc) {
-		worker_log(w, "client %u (pid %d): hello reply failed: %s",
-			   c->id, (int)c->who.pid, strerror(-rc));
+		worker_log(w, "%s: hello reply failed: %s", c->label,
+			   strerror(-rc));
 	} else {
-		worker_log(w, "client %u (pid %d, uid %u) connected", c->id,
-			   (int)c->who.pid, c->who.uid);
+		worker_log(w, "%s (uid %u) connected", c->label, c->who.uid);
 		client_serve(c);
-		worker_log(w, "client %u (pid %d) left", c->id,
-			   (int)c->who.pid);
+		worker_log(w, "%s left", c->label);
 	}
 	{
 		void *data = c->sess.data; /* fini may clear the session */
@@ -442,43 +483,60 @@ out:
 
 /* ---- called by the main thread --------------------------------------- */
 
-int worker_client_start(struct worker *w, int sock,
-			const struct vgpu_ctl_client *who)
+static struct worker_client *client_new(struct worker *w, int sock,
+					const struct vgpu_ctl_client *who)
 {
-	struct worker_client *c, **pp;
-	const char *why;
-	int rc;
+	struct worker_client *c = calloc(1, sizeof(*c));
 
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		close(sock);
-		return -ENOMEM;
-	}
+	if (!c)
+		return NULL;
 	c->w = w;
 	c->who = *who;
 	c->sock = sock;
 	c->ring_fd = c->submit_fd = c->complete_fd = c->complete_peer_fd = -1;
 	c->kick_fd = c->epoll_fd = -1;
+	snprintf(c->label, sizeof(c->label), "client (pid %d)", (int)who->pid);
+	return c;
+}
+
+/* Count c against max_clients and give it an id. 0 or -EBUSY. */
+static int client_count(struct worker_client *c)
+{
+	struct worker *w = c->w;
 
 	pthread_mutex_lock(&w->clients_lock);
 	if (w->nclients >= w->max_clients) {
 		pthread_mutex_unlock(&w->clients_lock);
-		why = "the vGPU has as many clients as it may have";
-		rc = -EBUSY;
-		goto fail;
+		return -EBUSY;
 	}
 	w->nclients++;
 	c->id = w->next_client_id++;
 	if (!w->next_client_id)
 		w->next_client_id = 1;
 	pthread_mutex_unlock(&w->clients_lock);
+	if (c->channel)
+		snprintf(c->label, sizeof(c->label),
+			 "client %u (instance %u channel %u)", c->id,
+			 c->instance, c->chan);
+	else
+		snprintf(c->label, sizeof(c->label), "client %u (pid %d)",
+			 c->id, (int)c->who.pid);
+	return 0;
+}
 
-	why = "the worker could not set up a ring";
-	rc = client_ring_create(c);
-	if (!rc)
-		rc = client_fds_create(c);
-	if (rc)
-		goto fail_counted;
+static void client_uncount(struct worker_client *c)
+{
+	pthread_mutex_lock(&c->w->clients_lock);
+	c->w->nclients--;
+	pthread_mutex_unlock(&c->w->clients_lock);
+}
+
+/* Put a counted client on the list and start its thread. 0/-errno. */
+static int client_launch(struct worker_client *c)
+{
+	struct worker *w = c->w;
+	struct worker_client **pp;
+	int rc;
 
 	pthread_mutex_lock(&w->clients_lock);
 	c->next = w->clients;
@@ -496,16 +554,118 @@ int worker_client_start(struct worker *w, int sock,
 		}
 	}
 	pthread_mutex_unlock(&w->clients_lock);
-	why = "the worker could not start a thread";
-fail_counted:
-	pthread_mutex_lock(&w->clients_lock);
-	w->nclients--;
-	pthread_mutex_unlock(&w->clients_lock);
+	return rc;
+}
+
+int worker_client_start(struct worker *w, int sock,
+			const struct vgpu_ctl_client *who)
+{
+	struct worker_client *c;
+	const char *why;
+	int rc;
+
+	c = client_new(w, sock, who);
+	if (!c) {
+		close(sock);
+		return -ENOMEM;
+	}
+	why = "the vGPU has as many clients as it may have";
+	rc = client_count(c);
+	if (rc)
+		goto fail;
+	why = "the worker could not set up a ring";
+	rc = client_ring_create(c);
+	if (!rc)
+		rc = client_fds_create(c);
+	if (!rc) {
+		why = "the worker could not start a thread";
+		rc = client_launch(c);
+	}
+	if (!rc)
+		return 0;
+	client_uncount(c);
 fail:
 	worker_log(w, "client (pid %d) refused: %s (%s)", (int)who->pid, why,
 		   strerror(-rc));
 	client_reply(c, VGPU_HELLO_RESOURCES, why);
 	client_free(c);
+	return rc;
+}
+
+/*
+ * The channel's ring: its window of the BAR2 memfd, mapped (the memfd
+ * itself is closed once mapped: vgpud keeps it), with a fresh header.
+ */
+static int channel_ring_map(struct worker_client *c, int memfd,
+			    const struct vgpu_ctl_channel *ch)
+{
+	c->ring = mmap(NULL, c->lay.total_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, memfd, (off_t)ch->ring_offset);
+	if (c->ring == MAP_FAILED) {
+		c->ring = NULL;
+		return -errno;
+	}
+	client_ring_header(c);
+	return 0;
+}
+
+int worker_channel_start(struct worker *w, int fds[WORKER_CHANNEL_FDS],
+			 const struct vgpu_ctl_channel *ch)
+{
+	struct worker_client *c;
+	char why[VGPU_MESSAGE_MAX];
+	int rc, flags;
+
+	c = client_new(w, fds[0], &ch->who);
+	if (!c) {
+		rc = -ENOMEM;
+		snprintf(why, sizeof(why), "out of memory");
+		goto refuse;
+	}
+	c->channel = true;
+	c->instance = ch->instance;
+	c->chan = ch->channel;
+	c->submit_fd = fds[2];
+	c->complete_fd = fds[3];
+	rc = worker_channel_check(ch, fds, &c->lay, why, sizeof(why));
+	if (rc)
+		goto refuse;
+	snprintf(why, sizeof(why),
+		 "the vGPU has as many clients as it may have");
+	rc = client_count(c);
+	if (rc)
+		goto refuse;
+	snprintf(why, sizeof(why), "the worker could not set up the ring");
+	rc = channel_ring_map(c, fds[1], ch);
+	flags = fcntl(c->complete_fd, F_GETFL);
+	if (!rc && (flags < 0 ||
+		    fcntl(c->complete_fd, F_SETFL, flags | O_NONBLOCK) < 0))
+		rc = -errno;
+	if (!rc)
+		rc = client_wait_setup(c);
+	if (!rc) {
+		snprintf(why, sizeof(why),
+			 "the worker could not start a thread");
+		rc = client_launch(c);
+	}
+	if (!rc) {
+		close(fds[1]); /* mapped; vgpud and the module hold the file */
+		return 0;
+	}
+	client_uncount(c);
+refuse:
+	worker_log(w, "channel %u of instance %u refused: %s (%s)", ch->channel,
+		   ch->instance, why, strerror(-rc));
+	if (c && worker_channel_sock_ok(c->sock))
+		client_reply(c, VGPU_HELLO_RESOURCES, why);
+	if (c) {
+		client_free(c); /* closes the socket and both eventfds */
+	} else {
+		close(fds[0]);
+		close(fds[2]);
+		close(fds[3]);
+	}
+	close(fds[1]);
 	return rc;
 }
 
@@ -623,4 +783,35 @@ void worker_client_stats(struct worker *w, struct vgpu_ctl_stats *st)
 	st->memory_used = w->mem.used;
 	st->memory_mapped = w->mem.mapped;
 	pthread_rwlock_unlock(&w->mem_lock);
+}
+
+/* ---- dynamic partitioning (worker_part.h) ------------------------------ */
+
+void worker_client_publish_change(struct worker *w, uint32_t count)
+{
+	struct worker_client *c;
+
+	pthread_mutex_lock(&w->clients_lock);
+	for (c = w->clients; c; c = c->next)
+		ring_store_release(&c->hdr->change_count, count);
+	pthread_mutex_unlock(&w->clients_lock);
+}
+
+uint32_t worker_client_queue_depth(struct worker *w)
+{
+	struct worker_client *c;
+	uint32_t n = 0, used;
+
+	pthread_mutex_lock(&w->clients_lock);
+	for (c = w->clients; c; c = c->next) {
+		if (!__atomic_load_n(&c->serving, __ATOMIC_ACQUIRE))
+			continue;
+		/* a statistic only: whatever the client wrote, at most a
+		 * ring's worth counts */
+		used = ring_used(ring_load_acquire(&c->hdr->cq_tail),
+				 ring_load_acquire(&c->hdr->sq_tail));
+		n += used > c->lay.sq_entries ? c->lay.sq_entries : used;
+	}
+	pthread_mutex_unlock(&w->clients_lock);
+	return n;
 }

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "worker.h"
+#include "worker_part.h"
 
 /* CUDA's launch limits (compute capability 9.0; unchanged since 3.0). */
 #define CUDA_MAX_GRID_X	       2147483647u
@@ -362,6 +363,68 @@ static int validate_region_copy(struct worker_session *s,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * KERNEL_GET_ATTRIBUTE / _SET_ATTRIBUTE / _OCCUPANCY. Setting is limited to
+ * the two attributes a program may tune (the dynamic shared memory limit,
+ * up to the device's opt-in maximum, and the carveout); the rest describe
+ * the compiled kernel.
+ */
+static int validate_kernel_attr(struct worker_session *s,
+				const struct vgpu_sqe *q, struct worker_op *op,
+				const char **why)
+{
+	const int32_t *attrs = s->w->info.attrs;
+	int32_t optin =
+		attrs[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN];
+	int32_t maxthr = attrs[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK];
+
+	op->kattr.k = handle_table_get(&s->h.kernels, q->handle);
+	if (!op->kattr.k)
+		return reject(why, "unknown kernel handle",
+			      CUDA_ERROR_INVALID_HANDLE);
+	memcpy(op->kattr.a, q->a, sizeof(op->kattr.a));
+	switch (q->opcode) {
+	case VGPU_OP_KERNEL_GET_ATTRIBUTE:
+		if (q->a[0] >= CU_FUNC_ATTRIBUTE_MAX)
+			return reject(why, "unknown kernel attribute",
+				      CUDA_ERROR_INVALID_VALUE);
+		return CUDA_SUCCESS;
+	case VGPU_OP_KERNEL_SET_ATTRIBUTE:
+		if (q->a[0] == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+			if (q->a[1] > (uint64_t)(optin > 0 ? optin : 0))
+				return reject(why,
+					      "dynamic shared memory limit "
+					      "above the device's",
+					      CUDA_ERROR_INVALID_VALUE);
+			return CUDA_SUCCESS;
+		}
+		if (q->a[0] ==
+		    CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) {
+			if ((int64_t)q->a[1] < -1 || (int64_t)q->a[1] > 100)
+				return reject(why,
+					      "carveout not in -1..100",
+					      CUDA_ERROR_INVALID_VALUE);
+			return CUDA_SUCCESS;
+		}
+		return reject(why, "kernel attribute cannot be set",
+			      CUDA_ERROR_NOT_SUPPORTED);
+	default: /* KERNEL_OCCUPANCY */
+		if (q->a[0] == 0 || q->a[0] > (uint64_t)(maxthr > 0 ? maxthr
+								   : 1024))
+			return reject(why, "block size out of range",
+				      CUDA_ERROR_INVALID_VALUE);
+		if (q->a[1] > (uint64_t)(optin > 0 ? optin : 0))
+			return reject(why,
+				      "dynamic shared memory above the "
+				      "device's",
+				      CUDA_ERROR_INVALID_VALUE);
+		if (q->a[2] & ~(uint64_t)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)
+			return reject(why, "unknown occupancy flags",
+				      CUDA_ERROR_INVALID_VALUE);
+		return CUDA_SUCCESS;
+	}
+}
+
 int worker_validate(struct worker_session *s, const struct vgpu_sqe *q,
 		    struct worker_op *op, const char **why)
 {
@@ -541,6 +604,20 @@ int worker_validate(struct worker_session *s, const struct vgpu_sqe *q,
 		op->event_flags = (uint32_t)q->a[0];
 		return CUDA_SUCCESS;
 
+	case VGPU_OP_KERNEL_GET_ATTRIBUTE:
+	case VGPU_OP_KERNEL_SET_ATTRIBUTE:
+	case VGPU_OP_KERNEL_OCCUPANCY:
+		return validate_kernel_attr(s, q, op, why);
+
+	case VGPU_OP_STREAM_GATE:
+		op->stream = session_stream(s, q->stream);
+		if (!op->stream)
+			return reject(why, "unknown stream handle",
+				      CUDA_ERROR_INVALID_HANDLE);
+		op->gate.off = q->a[0];
+		op->gate.seq = q->a[1];
+		return worker_gate_validate(s, q->a[0], q->a[1], why);
+
 	case VGPU_OP_EVENT_RECORD:
 	case VGPU_OP_STREAM_WAIT_EVENT:
 		op->stream = session_stream(s, q->stream);
@@ -607,15 +684,27 @@ static int session_sync_all(struct worker_session *s)
 		rc = worker_check(
 			w, w->ops->stream_sync(w->be, s->default_stream.bs),
 			"stream_sync");
+		if (!rc)
+			worker_watchdog_synced(w, s->default_stream.wd);
 		first = rc;
 	}
 	while ((st = handle_table_next(&s->h.streams, &pos, &h))) {
 		rc = worker_check(w, w->ops->stream_sync(w->be, st->bs),
 				  "stream_sync");
+		if (!rc)
+			worker_watchdog_synced(w, st->wd);
 		if (rc && !first)
 			first = rc;
 	}
 	return first;
+}
+
+/* The device description as it is now: a resize rewrites it. */
+void worker_info_copy(struct worker *w, struct vgpu_device_info *out)
+{
+	pthread_mutex_lock(&w->info_lock);
+	memcpy(out, &w->info, sizeof(*out));
+	pthread_mutex_unlock(&w->info_lock);
 }
 
 /* Synchronise and free one stream (already out of the table). */
@@ -623,9 +712,11 @@ static void stream_teardown(struct worker_session *s, struct worker_stream *st)
 {
 	struct worker *w = s->w;
 
+	worker_gate_open_stream(s, st); /* or the sync could never end */
 	worker_check(w, w->ops->stream_sync(w->be, st->bs), "stream_sync");
 	worker_watchdog_queue_destroy(w, st->wd);
 	w->ops->stream_destroy(w->be, st->bs);
+	worker_gate_forget_stream(s, st);
 }
 
 static int exec_alloc(struct worker_session *s, uint64_t bytes, uint64_t *r)
@@ -875,6 +966,40 @@ static int exec_launch(struct worker_session *s, const struct worker_op *op)
 	return CUDA_SUCCESS;
 }
 
+static int exec_kernel_attr(struct worker_session *s,
+			    const struct worker_op *op, uint64_t *r)
+{
+	const struct backend_ops *ops = s->w->ops;
+	struct backend_kernel *bk = op->kattr.k->bk;
+	struct backend *be = s->w->be;
+	int v = 0, rc;
+
+	switch (op->opcode) {
+	case VGPU_OP_KERNEL_GET_ATTRIBUTE:
+		if (!ops->kernel_get_attribute)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		rc = ops->kernel_get_attribute(be, bk, (int)op->kattr.a[0], &v);
+		break;
+	case VGPU_OP_KERNEL_SET_ATTRIBUTE:
+		if (!ops->kernel_set_attribute)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		rc = ops->kernel_set_attribute(be, bk, (int)op->kattr.a[0],
+					       (int)op->kattr.a[1]);
+		break;
+	default:
+		if (!ops->kernel_occupancy)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		rc = ops->kernel_occupancy(be, bk, (int)op->kattr.a[0],
+					   (size_t)op->kattr.a[1],
+					   (unsigned int)op->kattr.a[2], &v);
+		break;
+	}
+	if (rc)
+		return worker_check(s->w, rc, "kernel attribute");
+	r[0] = (uint64_t)(int64_t)v;
+	return CUDA_SUCCESS;
+}
+
 static int exec_stream_create(struct worker_session *s, uint64_t *r)
 {
 	struct worker *w = s->w;
@@ -1083,10 +1208,14 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 	switch (op->opcode) {
 	case VGPU_OP_NOP:
 		return CUDA_SUCCESS;
-	case VGPU_OP_GET_DEVICE_INFO:
-		memcpy(op->out, &w->info, sizeof(w->info));
-		r[0] = sizeof(w->info);
+	case VGPU_OP_GET_DEVICE_INFO: {
+		struct vgpu_device_info info;
+
+		worker_info_copy(w, &info);
+		memcpy(op->out, &info, sizeof(info));
+		r[0] = sizeof(info);
 		return CUDA_SUCCESS;
+	}
 
 	case VGPU_OP_MEM_ALLOC:
 		return exec_alloc(s, op->bytes, r);
@@ -1154,7 +1283,11 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 		free(op->stream);
 		return CUDA_SUCCESS;
 	case VGPU_OP_STREAM_SYNC:
-		return worker_check(w, ops->stream_sync(be, bs), "stream_sync");
+		rc = worker_check(w, ops->stream_sync(be, bs), "stream_sync");
+		if (!rc)
+			worker_watchdog_synced(w, op->stream ? op->stream->wd
+							     : NULL);
+		return rc;
 	case VGPU_OP_STREAM_QUERY:
 		return worker_check(w, ops->stream_query(be, bs),
 				    "stream_query");
@@ -1189,6 +1322,13 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 		return worker_check(
 			w, ops->stream_wait_event(be, bs, op->event->be),
 			"stream_wait_event");
+	case VGPU_OP_STREAM_GATE:
+		return worker_gate_exec(s, op->stream, op->gate.off,
+					op->gate.seq);
+	case VGPU_OP_KERNEL_GET_ATTRIBUTE:
+	case VGPU_OP_KERNEL_SET_ATTRIBUTE:
+	case VGPU_OP_KERNEL_OCCUPANCY:
+		return exec_kernel_attr(s, op, r);
 
 	case VGPU_OP_HOST_REGION_CREATE:
 		return exec_region_create(s, op->bytes, r);
@@ -1284,6 +1424,7 @@ void worker_session_fini(struct worker_session *s)
 		stream_teardown(s, &s->default_stream);
 		s->default_stream_ok = 0;
 	}
+	worker_gate_session_fini(s); /* no stream waits on a gate now */
 	pos = 0;
 	while ((ev = handle_table_next(&s->h.events, &pos, &h))) {
 		handle_table_remove(&s->h.events, h);

@@ -74,6 +74,7 @@ struct worker_wd_queue;
 struct worker_stream {
 	struct backend_stream *bs;
 	struct worker_wd_queue *wd; /* in-flight launches; NULL: no watchdog */
+	uint32_t gate; /* slot + 1 in the session's gate table; 0: none */
 };
 
 struct worker_event {

@@ -6,6 +6,7 @@
  *	Serve one vGPU. The first message on the control socket N (from
  *	vgpud, SOCK_SEQPACKET) is VGPU_CTL_CONFIG; the answer is
  *	VGPU_CTL_READY. Then: VGPU_CTL_CLIENT hands over client sockets,
+ *	VGPU_CTL_CHANNEL a VM's channel (ring in an mdev's BAR2),
  *	VGPU_CTL_SHUTDOWN stops; the worker sends VGPU_CTL_STATS about once
  *	a second and VGPU_CTL_FAULT before it exits on a fault.
  *
@@ -36,6 +37,7 @@
 
 #include "ctl_msg.h"
 #include "worker.h"
+#include "worker_part.h"
 
 #define WORKER_STATS_NS		  1000000000ull
 #define WORKER_CTL_SEND_TIMEOUT_S 2
@@ -242,12 +244,14 @@ static int handle_ctl(struct worker *w)
 {
 	union {
 		struct vgpu_ctl_client client;
+		struct vgpu_ctl_channel channel;
 		char buf[WORKER_CTL_MAX_PAYLOAD];
 	} m;
+	int fds[WORKER_CHANNEL_FDS], nfds = 0, i, rc;
 	uint32_t type, len;
-	int fd = -1, rc;
 
-	rc = ctl_recv(w->ctl_fd, &type, &m, sizeof(m), &len, &fd);
+	rc = ctl_recv_n(w->ctl_fd, &type, &m, sizeof(m), &len, fds,
+			WORKER_CHANNEL_FDS, &nfds);
 	if (rc == -EAGAIN || rc == -EINTR)
 		return 0;
 	if (rc == -EMSGSIZE || rc == -EPROTO) {
@@ -259,25 +263,41 @@ static int handle_ctl(struct worker *w)
 		return -1;
 	switch (type) {
 	case VGPU_CTL_CLIENT:
-		if (len != sizeof(m.client) || fd < 0) {
-			worker_log(w, "CLIENT message of %u bytes%s ignored",
-				   len, fd < 0 ? " without a socket" : "");
+		if (len != sizeof(m.client) || nfds != 1) {
+			worker_log(w,
+				   "CLIENT message of %u bytes with %d "
+				   "descriptors ignored (needs %zu and 1)",
+				   len, nfds, sizeof(m.client));
 			break;
 		}
-		worker_client_start(w, fd, &m.client);
+		worker_client_start(w, fds[0], &m.client);
 		return 0; /* the descriptor is the client's now */
+	case VGPU_CTL_CHANNEL:
+		if (len != sizeof(m.channel) || nfds != WORKER_CHANNEL_FDS) {
+			worker_log(w,
+				   "CHANNEL message of %u bytes with %d "
+				   "descriptors ignored (needs %zu and %d)",
+				   len, nfds, sizeof(m.channel),
+				   WORKER_CHANNEL_FDS);
+			break;
+		}
+		worker_channel_start(w, fds, &m.channel);
+		return 0; /* the descriptors are the channel's now */
+	case VGPU_CTL_RESIZE:
+		worker_resize_request(w, &m, len);
+		break;
 	case VGPU_CTL_SHUTDOWN:
 		worker_log(w, "shutdown requested");
-		if (fd >= 0)
-			close(fd);
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
 		return 1;
 	default:
 		worker_log(w, "unexpected control message %s (%u) ignored",
 			   ctl_type_name(type), type);
 		break;
 	}
-	if (fd >= 0)
-		close(fd);
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
 	return 0;
 }
 
@@ -287,6 +307,7 @@ static void send_stats(struct worker *w)
 
 	worker_client_stats(w, &st);
 	ctl_send(w->ctl_fd, VGPU_CTL_STATS, &st, sizeof(st), -1);
+	worker_load_send(w);
 }
 
 /*
@@ -315,6 +336,7 @@ static void main_loop(struct worker *w)
 		timeout = next_stats > now
 				  ? (int)((next_stats - now) / 1000000u) + 1
 				  : 0;
+		timeout = worker_part_timeout(w, timeout);
 		ready = poll(p, 3, worker_adopt_poll_timeout(w, timeout));
 		if (ready < 0 && errno != EINTR) {
 			worker_log(w, "poll: %s", strerror(errno));
@@ -348,6 +370,7 @@ static void main_loop(struct worker *w)
 				send_stats(w);
 			next_stats = now + WORKER_STATS_NS;
 		}
+		worker_part_tick(w);
 	}
 }
 
@@ -395,9 +418,14 @@ static int worker_bring_up(struct worker *w, char *err, size_t len)
 	w->info.gpu_name[sizeof(w->info.gpu_name) - 1] = 0;
 	w->info.vgpu_name[sizeof(w->info.vgpu_name) - 1] = 0;
 	rc = worker_watchdog_start(w);
+	if (!rc) {
+		rc = worker_gate_init(w);
+		if (rc)
+			worker_watchdog_stop(w);
+	}
 	if (rc) {
 		suballoc_destroy(&w->mem);
-		snprintf(err, len, "watchdog: %s", strerror(-rc));
+		snprintf(err, len, "watchdog or gates: %s", strerror(-rc));
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	return CUDA_SUCCESS;
@@ -481,6 +509,8 @@ static int run_worker(int ctl)
 		w->ops->name, w->info.sm_count, (unsigned long long)cfg.va_base,
 		(unsigned long long)cfg.va_size,
 		(unsigned long long)cfg.memory_quota, cfg.kernel_time_limit_ms);
+	if (worker_part_init(w))
+		worker_log(w, "out of memory: no resizes or load reports");
 	send_ready(ctl, CUDA_SUCCESS, w->info.sm_count, cfg.va_base, NULL);
 
 	main_loop(w);
@@ -495,8 +525,10 @@ static int run_worker(int ctl)
 		return VGPU_WORKER_EXIT_OK;
 	}
 	worker_watchdog_stop(w);
+	worker_gate_fini(w);
 	suballoc_destroy(&w->mem);
 	w->ops->close(w->be);
+	worker_part_fini(w);
 	worker_log(w, "stopped");
 	worker_free(w);
 	return VGPU_WORKER_EXIT_OK;

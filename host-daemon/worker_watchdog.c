@@ -26,6 +26,13 @@
  * under pop_lock; the untracked counter is the only lock-free path, and a
  * launch counted just as the watchdog drained the queue is caught at its
  * next poll.
+ *
+ * The same events feed the workload analyzer (worker_load.c): a stream is
+ * busy from the push onto its empty queue until the watchdog (or a
+ * synchronisation of the stream) finds the queue drained; the vGPU is
+ * busy while any stream is (busy_lock). Each slot remembers how many
+ * launches the stream had made when it was pushed, so a popped event
+ * says how many are known complete (worker_watchdog_pending).
  */
 #include <cuda.h>
 #include <errno.h>
@@ -34,6 +41,7 @@
 #include <time.h>
 
 #include "worker.h"
+#include "worker_part.h"
 
 #define WD_SLOTS	 128u /* in-flight launches tracked per stream */
 #define WD_MAX_PERIOD_MS 20u
@@ -42,16 +50,20 @@
 struct wd_slot {
 	struct backend_event *ev;
 	uint64_t submit_ns;
+	uint64_t launches; /* q->launched when it was pushed */
 };
 
 struct worker_wd_queue {
 	struct worker_wd_queue *prev, *next; /* registry, under wd->lock */
-	uint32_t tail;	   /* under pop_lock; published with release */
-	uint32_t head;	   /* under pop_lock; published with release */
-	uint64_t clock_ns; /* when the head's predecessor was seen done */
-	uint32_t untracked;   /* launches since the last push (atomic) */
+	uint32_t tail;	       /* under pop_lock; published with release */
+	uint32_t head;	       /* under pop_lock; published with release */
+	uint64_t clock_ns;     /* when the head's predecessor was seen done */
+	uint32_t untracked;    /* launches since the last push (atomic) */
 	uint64_t untracked_ns; /* submit time of the first of them */
 	struct backend_stream *bs; /* the stream (set by the first push) */
+	uint64_t launched;	   /* launches on the stream (atomic) */
+	uint64_t completed;	   /* of them, known complete (pop_lock) */
+	int busy;		   /* counted in wd->nbusy (pop_lock) */
 	pthread_mutex_t pop_lock;
 	struct wd_slot slots[WD_SLOTS];
 };
@@ -65,7 +77,27 @@ struct worker_watchdog {
 	pthread_cond_t cond;
 	struct worker_wd_queue *queues;
 	int stop;
+	/* the analyzer's busy time: while nbusy streams are busy */
+	pthread_mutex_t busy_lock;
+	uint32_t nbusy;
+	uint64_t busy_since, busy_acc;
 };
+
+/* A stream of the vGPU became busy (+1) or idle (-1) at now. Under the
+ * queue's pop_lock; busy_lock nests inside it. */
+static void wd_busy_edge(struct worker_watchdog *wd, struct worker_wd_queue *q,
+			 int busy, uint64_t now)
+{
+	if (q->busy == busy)
+		return;
+	q->busy = busy;
+	pthread_mutex_lock(&wd->busy_lock);
+	if (busy && wd->nbusy++ == 0)
+		wd->busy_since = now;
+	else if (!busy && --wd->nbusy == 0 && now > wd->busy_since)
+		wd->busy_acc += now - wd->busy_since;
+	pthread_mutex_unlock(&wd->busy_lock);
+}
 
 /* Record a tracking event on q's stream. Called with q->pop_lock held. */
 static int wd_push(struct worker *w, struct worker_wd_queue *q,
@@ -87,6 +119,7 @@ static int wd_push(struct worker *w, struct worker_wd_queue *q,
 	if (rc)
 		return worker_check(w, rc, "event_record (watchdog)");
 	s->submit_ns = submit_ns;
+	s->launches = __atomic_load_n(&q->launched, __ATOMIC_ACQUIRE);
 	ring_store_release(&q->tail, tail + 1);
 	return CUDA_SUCCESS;
 }
@@ -112,6 +145,9 @@ static int wd_poll_queue(struct worker *w, struct worker_wd_queue *q)
 			head++;
 			ring_store_release(&q->head, head);
 			q->clock_ns = now;
+			if (s->launches > q->completed)
+				__atomic_store_n(&q->completed, s->launches,
+						 __ATOMIC_RELAXED);
 			continue;
 		}
 		if (rc == CUDA_ERROR_NOT_READY) {
@@ -143,7 +179,9 @@ static int wd_poll_queue(struct worker *w, struct worker_wd_queue *q)
 		__atomic_store_n(&q->untracked, 0, __ATOMIC_RELEASE);
 		if (wd_push(w, q, start))
 			return 1;
+		return 0;
 	}
+	wd_busy_edge(wd, q, 0, now); /* drained */
 	return 0;
 }
 
@@ -202,6 +240,7 @@ int worker_watchdog_start(struct worker *w)
 	if (!wd->period_ms)
 		wd->period_ms = 1;
 	pthread_mutex_init(&wd->lock, NULL);
+	pthread_mutex_init(&wd->busy_lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&wd->cond, &ca);
@@ -212,6 +251,7 @@ int worker_watchdog_start(struct worker *w)
 		w->wd = NULL;
 		pthread_cond_destroy(&wd->cond);
 		pthread_mutex_destroy(&wd->lock);
+		pthread_mutex_destroy(&wd->busy_lock);
 		free(wd);
 		return -rc;
 	}
@@ -232,6 +272,7 @@ void worker_watchdog_stop(struct worker *w)
 	pthread_join(wd->thread, NULL);
 	pthread_cond_destroy(&wd->cond);
 	pthread_mutex_destroy(&wd->lock);
+	pthread_mutex_destroy(&wd->busy_lock);
 	free(wd);
 	w->wd = NULL;
 }
@@ -273,6 +314,9 @@ void worker_watchdog_queue_destroy(struct worker *w, struct worker_wd_queue *q)
 	if (q->next)
 		q->next->prev = q->prev;
 	pthread_mutex_unlock(&wd->lock);
+	pthread_mutex_lock(&q->pop_lock);
+	wd_busy_edge(wd, q, 0, worker_now_ns()); /* the stream is idle */
+	pthread_mutex_unlock(&q->pop_lock);
 	for (i = 0; i < WD_SLOTS; i++)
 		if (q->slots[i].ev)
 			w->ops->event_destroy(w->be, q->slots[i].ev);
@@ -287,6 +331,7 @@ int worker_watchdog_track(struct worker *w, struct worker_wd_queue *q,
 	uint64_t now = worker_now_ns();
 	int rc;
 
+	__atomic_add_fetch(&q->launched, 1, __ATOMIC_ACQ_REL);
 	/* something tracked is pending: the watchdog covers this launch */
 	if (ring_load_acquire(&q->head) != ring_load_acquire(&q->tail)) {
 		if (__atomic_fetch_add(&q->untracked, 1, __ATOMIC_ACQ_REL) == 0)
@@ -309,7 +354,64 @@ int worker_watchdog_track(struct worker *w, struct worker_wd_queue *q,
 		nanosleep(&pause, NULL);
 		pthread_mutex_lock(&q->pop_lock);
 	}
+	wd_busy_edge(w->wd, q, 1, now);
 	rc = wd_push(w, q, now);
 	pthread_mutex_unlock(&q->pop_lock);
 	return rc;
+}
+
+uint64_t worker_watchdog_busy_ns(struct worker *w)
+{
+	struct worker_watchdog *wd = w->wd;
+	uint64_t v, now;
+
+	if (!wd)
+		return 0;
+	pthread_mutex_lock(&wd->busy_lock);
+	v = wd->busy_acc;
+	now = worker_now_ns();
+	if (wd->nbusy && now > wd->busy_since)
+		v += now - wd->busy_since;
+	pthread_mutex_unlock(&wd->busy_lock);
+	return v;
+}
+
+uint32_t worker_watchdog_pending(struct worker *w)
+{
+	struct worker_watchdog *wd = w->wd;
+	struct worker_wd_queue *q;
+	uint64_t n = 0, launched, done;
+
+	if (!wd)
+		return 0;
+	pthread_mutex_lock(&wd->lock);
+	for (q = wd->queues; q; q = q->next) {
+		launched = __atomic_load_n(&q->launched, __ATOMIC_ACQUIRE);
+		done = __atomic_load_n(&q->completed, __ATOMIC_RELAXED);
+		if (launched > done)
+			n += launched - done;
+	}
+	pthread_mutex_unlock(&wd->lock);
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+/*
+ * The stream was just synchronised: everything tracked on it is done, so
+ * pop it now rather than at the next poll (the busy time ends here).
+ */
+void worker_watchdog_synced(struct worker *w, struct worker_wd_queue *q)
+{
+	uint64_t launched;
+
+	if (!q || !w->wd)
+		return;
+	pthread_mutex_lock(&q->pop_lock);
+	/* only the stream's owner launches on it, and it is here: every
+	 * launch so far is done, the untracked ones need no catch-up */
+	launched = __atomic_load_n(&q->launched, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&q->untracked, 0, __ATOMIC_RELEASE);
+	wd_poll_queue(w, q);
+	if (launched > q->completed)
+		__atomic_store_n(&q->completed, launched, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&q->pop_lock);
 }

@@ -126,3 +126,29 @@ void sim_rt_fillValue(const struct sim_block *blk, void **params)
 void sim_rt_emptyKernel(const struct sim_block *blk, void **params)
 {
 }
+
+/* staticTile(float *d): d[i] *= 2 (through a shared tile on the GPU) */
+void sim_rt_staticTile(const struct sim_block *blk, void **params)
+{
+	float *d = *(float *const *)params[0];
+
+	for (uint32_t tx = 0; tx < blk->block_dim.x; tx++)
+		d[rt_index(blk, tx)] *= 2.0f;
+}
+
+/* reverseChunks(int *d, int per_block): block b reverses its chunk
+ * d[b * per_block, (b + 1) * per_block) (through dynamic shared memory on
+ * the GPU) */
+void sim_rt_reverseChunks(const struct sim_block *blk, void **params)
+{
+	int *d = *(int *const *)params[0];
+	int per_block = *(const int *)params[1];
+	int *c = d + (uint64_t)blk->block_idx.x * (uint64_t)per_block;
+
+	for (int i = 0, j = per_block - 1; i < j; i++, j--) {
+		int t = c[i];
+
+		c[i] = c[j];
+		c[j] = t;
+	}
+}

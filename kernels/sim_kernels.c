@@ -19,6 +19,7 @@ void sim_spinForever(const struct sim_block *blk, void **params);
 void sim_oobWrite(const struct sim_block *blk, void **params);
 void sim_computeBound(const struct sim_block *blk, void **params);
 void sim_readGlobal(const struct sim_block *blk, void **params);
+void sim_resizeSeqStep(const struct sim_block *blk, void **params);
 /* The runtime-API programs' kernels (tests/runtime, bench/rt_*.cu), in
  * kernels/rt_twins_*.c; C++ kernels, so their names are mangled. */
 void sim_rt_vectorAdd(const struct sim_block *blk, void **params);
@@ -29,6 +30,8 @@ void sim_rt_fillPattern(const struct sim_block *blk, void **params);
 void sim_rt_addScalar(const struct sim_block *blk, void **params);
 void sim_rt_fillValue(const struct sim_block *blk, void **params);
 void sim_rt_emptyKernel(const struct sim_block *blk, void **params);
+void sim_rt_staticTile(const struct sim_block *blk, void **params);
+void sim_rt_reverseChunks(const struct sim_block *blk, void **params);
 void sim_rt_applyWeights(const struct sim_block *blk, void **params);
 void sim_rt_axpyT_float(const struct sim_block *blk, void **params);
 void sim_rt_axpyT_int(const struct sim_block *blk, void **params);
@@ -47,6 +50,7 @@ const struct sim_kernel_desc sim_kernels[] = {
 	{"oobWrite", sim_oobWrite, 2, {PTR, 8}},
 	{"computeBound", sim_computeBound, 2, {PTR, 4}},
 	{"readGlobal", sim_readGlobal, 1, {PTR}},
+	{"resizeSeqStep", sim_resizeSeqStep, 5, {PTR, 4, 8, PTR, PTR}},
 	/* tests/runtime/<name>.cu and bench/rt_<name>.cu */
 	{"_Z9vectorAddPKfS0_Pfi", sim_rt_vectorAdd, 4, {PTR, PTR, PTR, 4}},
 	{"_Z12matmulSharedPKfS0_Pfi", sim_matmulTiled, 4, {PTR, PTR, PTR, 4}},
@@ -57,6 +61,8 @@ const struct sim_kernel_desc sim_kernels[] = {
 	{"_Z9addScalarPiii", sim_rt_addScalar, 3, {PTR, 4, 4}},
 	{"_Z9fillValuePiii", sim_rt_fillValue, 3, {PTR, 4, 4}},
 	{"_Z11emptyKernelv", sim_rt_emptyKernel, 0, {0}},
+	{"_Z10staticTilePf", sim_rt_staticTile, 1, {PTR}},
+	{"_Z13reverseChunksPii", sim_rt_reverseChunks, 2, {PTR, 4}},
 	{"_Z12applyWeightsPKfPfi", sim_rt_applyWeights, 3, {PTR, PTR, 4}},
 	{"_Z5axpyTIfEvT_PKS0_PS0_i", sim_rt_axpyT_float, 4, {4, PTR, PTR, 4}},
 	{"_Z5axpyTIiEvT_PKS0_PS0_i", sim_rt_axpyT_int, 4, {4, PTR, PTR, 4}},

@@ -356,6 +356,62 @@ if [ $BENCH_ONLY = 0 ]; then
 	stop_vgpud
 fi
 
+say "== resize (dynamic partitioning): a chain of dependent kernels while"
+say "   its vGPU is resized and moved; what a resize costs a running program"
+start_vgpud
+admin create rz --sms 16 --memory 2G >/dev/null
+if [ $BENCH_ONLY = 0 ]; then
+	on rz "$PROGS/resize_chain" 200000 >"$LOG/resize_chain.log" 2>&1 &
+	cpid=$!
+	n=0
+	nf=0
+	while kill -0 $cpid 2>/dev/null; do
+		if [ $((n % 5)) = 4 ]; then
+			[ $((n % 10)) = 4 ] && sl=10,11 || sl=12,13
+			admin move rz --slice $sl
+		else
+			admin resize rz --sms $(((n % 4 + 1) * 16))
+		fi >>"$LOG/resize_ops.log" 2>&1 || nf=$((nf + 1))
+		n=$((n + 1))
+	done
+	wait $cpid
+	crc=$?
+	result "resize_chain under $n resizes and moves ($nf refused): $(tail -1 "$LOG/resize_chain.log")"
+	[ $crc = 0 ] && [ $nf = 0 ] && [ $n -ge 10 ] &&
+		ok "resize: chain of 200000 kernels in order across $n switches" ||
+		bad "resize: chain rc=$crc, $n switches, $nf refused (resize_chain.log)"
+	on rz "$PROGS/resize_watch" 20 >"$LOG/resize_watch.log" 2>&1 &
+	wpid=$!
+	sleep 1
+	admin resize rz --sms 40 >/dev/null
+	wait $wpid && grep -q -- "-> 40 SMs" "$LOG/resize_watch.log" &&
+		ok "resize: a running program's queries see 40 SMs" ||
+		bad "resize: $(tail -1 "$LOG/resize_watch.log")"
+	n40=$(on rz "$PROGS/smid_map" 40 | sed -n 's/^smid_map: \([0-9]*\) SMs.*/\1/p')
+	[ "$n40" = 40 ] && ok "resize: blocks run on 40 SMs after it" ||
+		bad "resize: smid_map counts ${n40:-?} SMs, expected 40"
+	programs_on rz
+fi
+admin resize rz --sms 16 >/dev/null
+# every 10 ms: 16 <-> 32 SMs, every third a move between groups 8,9 and 10,11
+on rz "$BUILD/bench/resize_stall" "$KDIR/resize_seq.cubin" "$RUN" 16 32 \
+	100000 10 0x300 0xc00 >"$LOG/resize_stall.log" 2>&1
+rrc=$?
+cat "$LOG/resize_stall.log"
+extra=$(awk '/^extra_p99_us/ {print $2}' "$LOG/resize_stall.log")
+result "resize_stall (every 10 ms): $(grep -E '^(baseline|resizing|extra|resize_ms|move_ms|switch|build|waits|order|refused)' "$LOG/resize_stall.log" | tr '\n' ';')"
+[ $rrc = 0 ] && awk -v x="${extra:-1e9}" 'BEGIN{exit !(x <= 100)}' &&
+	ok "resize: p99 extra latency $extra us <= 100 us" ||
+	bad "resize: p99 extra latency ${extra:-?} us (goal <= 100), rc=$rrc"
+admin top --once --json >"$LOG/top.json" 2>&1
+result "top (NVML): $(python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1]))["vgpus"][0]
+print("power", v["power_w"], "W of", v["gpu_power_w"], "W, energy", v["energy_j"],
+      "J, bound", v["bandwidth_class"], "sm%", v["sm_util"], "mem%", v["mem_util"])' \
+	"$LOG/top.json" 2>&1)"
+stop_vgpud
+
 echo
 echo "== gpu-check summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader))"
 printf '%s\n' "${results[@]}" | tee "$LOG/summary.txt"

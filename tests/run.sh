@@ -14,7 +14,7 @@
 # one of them (e.g. tests/run.sh admin quota).
 #
 # Knobs: BUILD (default build), UNIT_TIMEOUT (120 s per binary),
-# SCRIPT_TIMEOUT (300 s per script).
+# SCRIPT_TIMEOUT (300 s per script; vm.sh: VM_SCRIPT_TIMEOUT, 900 s).
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -107,7 +107,10 @@ for s in tests/integration/*.sh; do
 	echo "--- $name"
 	start=$SECONDS
 	rc=0
-	timeout -k 10 "$SCRIPT_TIMEOUT" bash "$s" 2>&1 | tee "$log" ||
+	limit=$SCRIPT_TIMEOUT
+	# vm.sh builds a module and an image, then boots a VM (TCG)
+	[ "$name" = vm.sh ] && limit=${VM_SCRIPT_TIMEOUT:-900}
+	timeout -k 10 "$limit" bash "$s" 2>&1 | tee "$log" ||
 		rc=${PIPESTATUS[0]}
 	p=$(grep -Ec '^ok [0-9]+' "$log")
 	s_=$(grep -Ec '^ok [0-9]+.*# SKIP' "$log")

@@ -23,7 +23,10 @@ struct client_ctx;
 struct client {
 	struct client_transport transport;
 	struct client_ring ring;
-	struct vgpu_device_info info; /* cached at cuInit */
+	/* cached at cuInit, read again after a resize (client_info.c);
+	 * info_lock guards it from then on */
+	struct vgpu_device_info info;
+	pthread_mutex_t info_lock;
 	struct client_registry registry;
 	struct client_alloc_table allocs;
 	struct client_region_table regions; /* cuMemAllocHost buffers */
@@ -35,6 +38,18 @@ struct client {
 	unsigned int primary_refs;
 	unsigned int primary_flags;
 };
+
+/* VGPU_OP_GET_DEVICE_INFO into *info (client_core.c). */
+CUresult client_fetch_info(struct client *c, struct vgpu_device_info *info);
+
+/*
+ * Before a device query: when the ring header's change_count differs from
+ * the cached description's (the vGPU was resized or moved), read the
+ * description again. Then lock info to read it (client_info.c).
+ */
+void client_info_refresh(struct client *c);
+void client_info_lock(struct client *c);
+void client_info_unlock(struct client *c);
 
 /* cuInit's work, done once per process; later calls return its result. */
 CUresult client_init(void);

@@ -30,13 +30,12 @@ static void client_atfork_child(void)
 		client_transport_close(&client_the.transport);
 }
 
-/* VGPU_OP_GET_DEVICE_INFO into c->info, strings made safe to print. */
-static CUresult client_fetch_info(struct client *c)
+/* VGPU_OP_GET_DEVICE_INFO into *info, strings made safe to print. */
+CUresult client_fetch_info(struct client *c, struct vgpu_device_info *info)
 {
 	struct client_ring *r = &c->ring;
 	struct client_push how = {.mode = CLIENT_SLOT_WAIT};
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_GET_DEVICE_INFO};
-	struct vgpu_device_info *info = &c->info;
 	struct vgpu_cqe cqe;
 	uint64_t off;
 	uint32_t tag;
@@ -64,27 +63,53 @@ out:
 	return err;
 }
 
+/*
+ * Brings the transport up (client_transport.h says which one): in a VM
+ * /dev/vgpuN, where VGPU is optional (the device is the vGPU); on a host
+ * vgpud's socket, where VGPU names the vGPU. *name becomes the vGPU's
+ * name for later messages. Returns 0, or -1 after saying why.
+ */
+static int client_connect(struct client *c, const char **name)
+{
+	const char *path = getenv("VGPU_SOCKET");
+	const char *device;
+	char err[VGPU_MESSAGE_MAX + 128];
+
+	device = client_transport_pick_device(path, getenv("VGPU_DEVICE"));
+	if (device) {
+		if (client_transport_open_pci(&c->transport, device, *name, err,
+					      sizeof(err))) {
+			fprintf(stderr, "vgpu: %s\n", err);
+			return -1;
+		}
+		*name = c->transport.vgpu_name;
+		return 0;
+	}
+	if (!path || !*path)
+		path = CLIENT_DEFAULT_SOCKET;
+	if (!*name || !**name) {
+		fprintf(stderr,
+			"vgpu: VGPU is not set: name the vGPU to use\n");
+		return -1;
+	}
+	if (client_transport_connect(&c->transport, path, *name, err,
+				     sizeof(err))) {
+		fprintf(stderr, "vgpu: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 static void client_init_once(void)
 {
 	struct client *c = &client_the;
 	char err[VGPU_MESSAGE_MAX + 128];
 	const char *name = getenv("VGPU");
-	const char *path = getenv("VGPU_SOCKET");
 	const struct client_error_entry *e;
 	CUresult rc;
 
-	if (!path || !*path)
-		path = CLIENT_DEFAULT_SOCKET;
-	if (!name || !*name) {
-		fprintf(stderr,
-			"vgpu: VGPU is not set: name the vGPU to use\n");
+	if (client_connect(c, &name))
 		goto fail;
-	}
-	if (client_transport_connect(&c->transport, path, name, err,
-				     sizeof(err))) {
-		fprintf(stderr, "vgpu: %s\n", err);
-		goto fail;
-	}
 	if (client_ring_init(&c->ring, c->transport.map, c->transport.map_size,
 			     c->transport.sock, c->transport.submit_efd,
 			     c->transport.complete_efd, err, sizeof(err))) {
@@ -99,7 +124,8 @@ static void client_init_once(void)
 	client_region_table_init(&c->regions);
 	pthread_mutex_init(&c->stage_lock, NULL);
 	pthread_mutex_init(&c->primary_lock, NULL);
-	rc = client_fetch_info(c);
+	pthread_mutex_init(&c->info_lock, NULL);
+	rc = client_fetch_info(c, &c->info);
 	if (rc != CUDA_SUCCESS) {
 		e = client_error_find(rc);
 		fprintf(stderr, "vgpu: vGPU '%s' did not describe itself: %s\n",
@@ -111,6 +137,7 @@ static void client_init_once(void)
 	return;
 
 fail_tables:
+	pthread_mutex_destroy(&c->info_lock);
 	pthread_mutex_destroy(&c->primary_lock);
 	pthread_mutex_destroy(&c->stage_lock);
 	client_alloc_table_fini(&c->allocs);

@@ -320,7 +320,8 @@ void client_transport_close(struct client_transport *t)
 		close(t->sock);
 	if (t->submit_efd >= 0)
 		close(t->submit_efd);
-	if (t->complete_efd >= 0)
+	/* pci: one fd is both doorbells */
+	if (t->complete_efd >= 0 && t->complete_efd != t->submit_efd)
 		close(t->complete_efd);
 	memset(t, 0, sizeof(*t));
 	t->sock = t->submit_efd = t->complete_efd = -1;

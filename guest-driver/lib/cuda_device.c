@@ -2,20 +2,26 @@
 /*
  * The device: one, ordinal 0, the vGPU. Everything here is answered from
  * the description the worker sent at cuInit (VGPU_OP_GET_DEVICE_INFO),
- * so device queries keep working even after the vGPU failed.
+ * read again after a resize (client_info.c), so device queries keep
+ * working even after the vGPU failed and see a new SM count.
  */
 #include <string.h>
 
 #include "client.h"
 #include "client_api.h"
 
+/* The connection, the description brought up to date, and the device
+ * checked; then the caller reads c->info under client_info_lock. */
 static CUresult device_enter(CUdevice dev, struct client **c)
 {
 	CUresult err = client_get(c);
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	client_info_refresh(*c);
+	return CUDA_SUCCESS;
 }
 
 VGPU_API CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
@@ -56,10 +62,12 @@ VGPU_API CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 		return err;
 	if (!name || len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
+	client_info_lock(c);
 	n = strlen(c->info.name);
 	if (n > (size_t)len - 1)
 		n = (size_t)len - 1;
 	memcpy(name, c->info.name, n);
+	client_info_unlock(c);
 	name[n] = '\0';
 	return CUDA_SUCCESS;
 }
@@ -78,6 +86,7 @@ VGPU_API CUresult CUDAAPI cuDeviceGetAttribute(int *pi,
 	if (!pi || (int)attrib < 1 || attrib >= CU_DEVICE_ATTRIBUTE_MAX ||
 	    (int)attrib >= VGPU_DEVICE_ATTRS)
 		return CUDA_ERROR_INVALID_VALUE;
+	client_info_lock(c);
 	info = &c->info;
 	v = info->attrs[attrib];
 	/* where the worker left an attribute it also states elsewhere */
@@ -89,6 +98,7 @@ VGPU_API CUresult CUDAAPI cuDeviceGetAttribute(int *pi,
 		else if (attrib == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
 			v = (int)info->cc_minor;
 	}
+	client_info_unlock(c);
 	*pi = v;
 	return CUDA_SUCCESS;
 }
@@ -102,7 +112,9 @@ VGPU_API CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice dev)
 		return err;
 	if (!bytes)
 		return CUDA_ERROR_INVALID_VALUE;
+	client_info_lock(c);
 	*bytes = (size_t)c->info.memory_quota;
+	client_info_unlock(c);
 	return CUDA_SUCCESS;
 }
 
@@ -117,7 +129,9 @@ VGPU_API CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 		return err;
 	if (!uuid)
 		return CUDA_ERROR_INVALID_VALUE;
+	client_info_lock(c);
 	memcpy(uuid->bytes, c->info.uuid, sizeof(uuid->bytes));
+	client_info_unlock(c);
 	return CUDA_SUCCESS;
 }
 
@@ -131,7 +145,9 @@ VGPU_API CUresult CUDAAPI cuDeviceComputeCapability(int *major, int *minor,
 		return err;
 	if (!major || !minor)
 		return CUDA_ERROR_INVALID_VALUE;
+	client_info_lock(c);
 	*major = (int)c->info.cc_major;
 	*minor = (int)c->info.cc_minor;
+	client_info_unlock(c);
 	return CUDA_SUCCESS;
 }

@@ -104,38 +104,35 @@ cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
 }
 
 /* The registered kernel behind func, resolved (so a bad one fails). */
-static cudaError_t func_enter(const void *func)
+/* The kernel of a registered function (loading its library if needed). */
+static cudaError_t func_kernel(const void *func, CUkernel *k)
 {
 	cudaError_t err = cudart_enter();
 	struct cudart_func *f;
-	CUkernel k;
 
 	if (err != cudaSuccess)
 		return err;
 	f = cudart_func_of(func);
 	if (!f)
 		return cudaErrorInvalidDeviceFunction;
-	return cudart_func_kernel(f, &k);
+	return cudart_func_kernel(f, k);
 }
 
-/*
- * What we know of a kernel without the driver's function attributes:
- * the device's limits. numRegs, sharedSizeBytes, constSizeBytes and
- * localSizeBytes are 0 (unknown); maxThreadsPerBlock is the device's.
- */
-CUDART_API cudaError_t CUDARTAPI
-cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+static cudaError_t func_enter(const void *func)
 {
-	cudaError_t err;
-	int cc;
+	CUkernel k;
 
-	if (!attr)
-		return cudart_ret(cudaErrorInvalidValue);
-	err = func_enter(func);
-	if (err != cudaSuccess)
-		return cudart_ret(err);
-	cc = cudart_attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 +
-	     cudart_attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+	return func_kernel(func, &k);
+}
+
+/* The device's limits: what a worker without kernel attributes (protocol
+ * before 1.3) lets us say. numRegs and the sizes are 0 (unknown). */
+static void func_attrs_from_device(struct cudaFuncAttributes *attr)
+{
+	int cc =
+		cudart_attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) * 10 +
+		cudart_attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+
 	memset(attr, 0, sizeof(*attr));
 	attr->maxThreadsPerBlock =
 		cudart_attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
@@ -144,26 +141,96 @@ cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
 	attr->maxDynamicSharedSizeBytes =
 		cudart_attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
 	attr->preferredShmemCarveout = -1;
+}
+
+/* The kernel's own attributes, from the driver on the host. */
+CUDART_API cudaError_t CUDARTAPI
+cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+{
+	static const struct {
+		CUfunction_attribute a;
+		size_t off;
+		int is_size;
+	} map[] = {
+#define FIELD(a, f, sz) {a, offsetof(struct cudaFuncAttributes, f), sz}
+		FIELD(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, sharedSizeBytes, 1),
+		FIELD(CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, constSizeBytes, 1),
+		FIELD(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, localSizeBytes, 1),
+		FIELD(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+		      maxThreadsPerBlock, 0),
+		FIELD(CU_FUNC_ATTRIBUTE_NUM_REGS, numRegs, 0),
+		FIELD(CU_FUNC_ATTRIBUTE_PTX_VERSION, ptxVersion, 0),
+		FIELD(CU_FUNC_ATTRIBUTE_BINARY_VERSION, binaryVersion, 0),
+		FIELD(CU_FUNC_ATTRIBUTE_CACHE_MODE_CA, cacheModeCA, 0),
+		FIELD(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+		      maxDynamicSharedSizeBytes, 0),
+		FIELD(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+		      preferredShmemCarveout, 0),
+#undef FIELD
+	};
+	cudaError_t err;
+	CUkernel k;
+	CUresult rc;
+	size_t i;
+
+	if (!attr)
+		return cudart_ret(cudaErrorInvalidValue);
+	err = func_kernel(func, &k);
+	if (err != cudaSuccess)
+		return cudart_ret(err);
+	memset(attr, 0, sizeof(*attr));
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		char *field = (char *)attr + map[i].off;
+		int v;
+
+		rc = cuKernelGetAttribute(&v, map[i].a, k, 0);
+		if (rc == CUDA_ERROR_NOT_SUPPORTED && i == 0) {
+			func_attrs_from_device(attr); /* an older worker */
+			return cudaSuccess;
+		}
+		if (rc != CUDA_SUCCESS)
+			return cudart_ret_cu(rc);
+		if (map[i].is_size) {
+			size_t z = v < 0 ? 0 : (size_t)v;
+
+			memcpy(field, &z, sizeof(z));
+		} else {
+			memcpy(field, &v, sizeof(v));
+		}
+	}
 	return cudaSuccess;
 }
 
 /*
- * Hints the vGPU may ignore are accepted; a larger dynamic shared memory
- * limit than the default needs the driver's function attributes, which
- * the ring does not carry yet.
+ * The dynamic shared memory limit and the carveout go to the driver on the
+ * host (an older worker: accepted up to 48 KiB, as before); other
+ * attributes are not supported.
  */
 CUDART_API cudaError_t CUDARTAPI cudaFuncSetAttribute(const void *func,
 						      enum cudaFuncAttribute a,
 						      int value)
 {
-	cudaError_t err = func_enter(func);
+	cudaError_t err;
+	CUkernel k;
+	CUresult rc;
 
+	err = func_kernel(func, &k);
 	if (err != cudaSuccess)
 		return cudart_ret(err);
 	switch (a) {
 	case cudaFuncAttributePreferredSharedMemoryCarveout:
-		return cudaSuccess;
+		rc = cuKernelSetAttribute(
+			CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+			value, k, 0);
+		if (rc == CUDA_ERROR_NOT_SUPPORTED)
+			return cudaSuccess; /* a hint */
+		return cudart_ret_cu(rc);
 	case cudaFuncAttributeMaxDynamicSharedMemorySize:
+		rc = cuKernelSetAttribute(
+			CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, value,
+			k, 0);
+		if (rc != CUDA_ERROR_NOT_SUPPORTED)
+			return cudart_ret_cu(rc);
 		if (value >= 0 &&
 		    value <=
 			    cudart_attr(
@@ -245,14 +312,21 @@ cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks,
 						       unsigned int flags)
 {
 	cudaError_t err;
+	CUkernel k;
+	CUresult rc;
 	int tmax;
 
 	if (!numBlocks || blockSize <= 0 ||
 	    (flags & ~(unsigned int)cudaOccupancyDisableCachingOverride))
 		return cudart_ret(cudaErrorInvalidValue);
-	err = func_enter(func);
+	err = func_kernel(func, &k);
 	if (err != cudaSuccess)
 		return cudart_ret(err);
+	rc = cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+		numBlocks, (CUfunction)k, blockSize, dynamicSMemSize, flags);
+	if (rc != CUDA_ERROR_NOT_SUPPORTED)
+		return cudart_ret_cu(rc);
+	/* an older worker: our estimate */
 	tmax = cudart_attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
 	*numBlocks = tmax > 0 && blockSize > tmax
 			     ? 0

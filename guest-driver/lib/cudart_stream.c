@@ -4,13 +4,12 @@
  * a cudaEvent_t our CUevent (the runtime and driver types are the same
  * structs), so these are thin.
  *
- * cudaLaunchHostFunc and cudaStreamAddCallback are not asynchronous
- * yet: they wait for the stream's earlier work and then call the
- * function on the caller's thread. Order is right (the function runs
- * after everything before it in the stream, and work submitted after
- * the call starts after it returns); the caller just does not get
- * control back before that.
+ * cudaLaunchHostFunc and cudaStreamAddCallback are the driver's
+ * (cuda_hostfn.c): asynchronous, run by the library's host-function
+ * thread when the stream reaches them.
  */
+#include <stdlib.h>
+
 #include "cudart.h"
 
 /* enter + call + map: the shape of most calls here. */
@@ -79,35 +78,48 @@ CUDART_API cudaError_t CUDARTAPI cudaLaunchHostFunc(cudaStream_t stream,
 						    cudaHostFn_t fn,
 						    void *userData)
 {
-	cudaError_t err = cudart_enter();
-
-	if (err != cudaSuccess)
-		return cudart_ret(err);
 	if (!fn)
 		return cudart_ret(cudaErrorInvalidValue);
-	err = cudart_error_from_cu(cuStreamSynchronize(cudart_stream(stream)));
-	if (err != cudaSuccess)
-		return cudart_ret(err); /* CUDA skips it after an error too */
-	fn(userData);
-	return cudaSuccess;
+	CU_CALL(cuLaunchHostFunc(cudart_stream(stream), fn, userData));
 }
 
-/* The callback gets the stream's status, as in CUDA. */
+/* A runtime callback gets the stream's status as a cudaError_t. */
+struct cudart_callback {
+	cudaStreamCallback_t fn;
+	void *arg;
+};
+
+static void CUDA_CB cudart_callback_trampoline(CUstream stream, CUresult status,
+					       void *p)
+{
+	struct cudart_callback cb = *(struct cudart_callback *)p;
+
+	free(p);
+	cb.fn((cudaStream_t)stream, cudart_error_from_cu(status), cb.arg);
+}
+
 CUDART_API cudaError_t CUDARTAPI
 cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
 		      void *userData, unsigned int flags)
 {
+	struct cudart_callback *cb;
 	cudaError_t err = cudart_enter();
+	CUresult rc;
 
 	if (err != cudaSuccess)
 		return cudart_ret(err);
 	if (!callback || flags != 0)
 		return cudart_ret(cudaErrorInvalidValue);
-	err = cudart_error_from_cu(cuStreamSynchronize(cudart_stream(stream)));
-	if (err == cudaErrorInvalidResourceHandle)
-		return cudart_ret(err);
-	callback(stream, err, userData);
-	return cudart_ret(err);
+	cb = malloc(sizeof(*cb));
+	if (!cb)
+		return cudart_ret(cudaErrorMemoryAllocation);
+	cb->fn = callback;
+	cb->arg = userData;
+	rc = cuStreamAddCallback(cudart_stream(stream),
+				 cudart_callback_trampoline, cb, 0);
+	if (rc != CUDA_SUCCESS)
+		free(cb); /* never queued nor called: still ours */
+	return cudart_ret_cu(rc);
 }
 
 /* ---- events ------------------------------------------------------------ */

@@ -28,6 +28,26 @@
  *              placed (groups, SMs, quota, GPU; pid 0, state 0), or the
  *              refusal CREATE would give. Creates nothing.
  * A 1.0 peer sends zeros in the new fields: shared, consumer by uid.
+ *
+ * Since 1.2 (the VM path, docs/DESIGN.md):
+ *   CREATE     flags VGPU_ADMIN_CREATE_MDEV: bind the new vGPU to the mdev
+ *              UUID mdev_uuid (all zero: vgpud makes one up), so that an
+ *              instance of vgpu_mdev.ko's "custom" type with that UUID
+ *              is this vGPU; the response's mdev_uuid says which UUID.
+ *   DESTROY    refused (BUSY) while an mdev instance of the vGPU exists
+ *              (removing the instance destroys the vGPU).
+ *   MDEVS      name (empty: every vGPU), first -> mdevs[0 .. count): the
+ *              vGPUs bound to an mdev UUID, their instance and its state;
+ *              total in all, paged like LIST.
+ *
+ * Since 1.2 (dynamic partitioning, docs/DESIGN.md):
+ *   RESIZE     name, sms -> entries[0] with the vGPU's new groups and SMs,
+ *              once its worker has switched to them (its programs go on);
+ *              with slice_mask != 0 the vGPU moves onto exactly those
+ *              groups instead (sms ignored); TOP's last_* fields say
+ *              what the switch cost. Refused (BUSY) unless it is running.
+ *   TOP        first -> loads[first ...], paged like LIST: each vGPU's
+ *              latest workload window and its share of GPU power.
  */
 #ifndef VGPU_ADMIN_H
 #define VGPU_ADMIN_H
@@ -39,7 +59,7 @@
 
 #define VGPU_ADMIN_MAGIC 0x44414756u /* "VGAD" little-endian */
 #define VGPU_ADMIN_MAJOR 1
-#define VGPU_ADMIN_MINOR 1
+#define VGPU_ADMIN_MINOR 2
 
 #define VGPU_ADMIN_LIST_MAX 32 /* entries per LIST response */
 
@@ -57,7 +77,13 @@ enum vgpu_admin_op {
 	VGPU_ADMIN_GPUS = 4,	   /* 1.1 */
 	VGPU_ADMIN_SHOW = 5,	   /* 1.1 */
 	VGPU_ADMIN_PLAN_CHECK = 6, /* 1.1 */
+	VGPU_ADMIN_MDEVS = 7,	   /* 1.2 */
+	VGPU_ADMIN_RESIZE = 16,	   /* 1.2 */
+	VGPU_ADMIN_TOP = 17,	   /* 1.2 */
 };
+
+/* Request flags (1.2); any other bit is refused. */
+#define VGPU_ADMIN_CREATE_MDEV 0x1u /* CREATE: bind to mdev_uuid */
 
 /* Who may use a vGPU (CREATE, entries). */
 enum vgpu_admin_consumer {
@@ -70,7 +96,7 @@ struct vgpu_admin_request {
 	uint16_t major;
 	uint16_t minor;
 	uint32_t op;		  /* enum vgpu_admin_op */
-	uint32_t flags;		  /* none defined yet; must be 0 */
+	uint32_t flags;		  /* VGPU_ADMIN_CREATE_MDEV, else 0 */
 	char name[VGPU_NAME_MAX]; /* CREATE, DESTROY; NUL-terminated */
 	uint32_t sms;		  /* CREATE: SMs asked for (rounded up) */
 	uint32_t gpu;		  /* CREATE: ordinal or _GPU_ANY */
@@ -81,7 +107,12 @@ struct vgpu_admin_request {
 	uint32_t isolation;	  /* CREATE: enum vgpu_isolation (1.1) */
 	uint32_t consumer_kind;	  /* CREATE: enum vgpu_admin_consumer */
 	uint32_t gid;		  /* CREATE: group, for CONSUMER_GROUP */
-	uint32_t reserved[6];
+	uint8_t mdev_uuid[16];	  /* CREATE_MDEV: the UUID; 0 = any (1.2) */
+	union {
+		uint32_t reserved[2];
+		uint64_t slice_mask; /* RESIZE: bit i = SM group i; 0 =
+					vgpud picks groups for sms (1.2) */
+	};
 };
 
 enum vgpu_admin_status {
@@ -131,6 +162,70 @@ struct vgpu_admin_entry {
 	uint32_t reserved[3];
 };
 
+/* One vGPU bound to an mdev UUID, as MDEVS reports it (1.2). */
+struct vgpu_admin_mdev {
+	char name[VGPU_NAME_MAX]; /* the vGPU */
+	uint8_t uuid[16];
+	uint32_t flags;	   /* VGPU_ADMIN_MDEV_* */
+	uint32_t instance; /* vgpu_mdev.ko's id while CREATED, else 0 */
+	char type[32];	   /* sysfs name of its mdev type, e.g. "custom" */
+	uint32_t reserved[4];
+};
+
+#define VGPU_ADMIN_MDEV_CREATED 0x1u /* the mdev instance exists */
+#define VGPU_ADMIN_MDEV_OPEN	0x2u /* a VFIO user (a VM) has it open */
+#define VGPU_ADMIN_MDEV_OWNED	0x4u /* composed by vgpud for an instance
+					of a catalogue type (else bound by
+					vgpu-admin create --mdev) */
+#define VGPU_ADMIN_MDEV_READY	0x8u /* the device is READY (pci.h) */
+
+/* A figure TOP does not have (no NVML, not measured). */
+#define VGPU_ADMIN_NA	 0xffffffffu
+#define VGPU_ADMIN_NA_64 0xffffffffffffffffull
+
+/* Compute- or memory-bound, as TOP classifies a vGPU (1.2). */
+enum vgpu_admin_bw_class {
+	VGPU_ADMIN_BW_NA = 0,	   /* not known (no NVML, the simulator) */
+	VGPU_ADMIN_BW_IDLE = 1,	   /* too little work to tell */
+	VGPU_ADMIN_BW_COMPUTE = 2, /* SMs busier than device memory */
+	VGPU_ADMIN_BW_MEMORY = 3,  /* device memory the bottleneck */
+};
+
+/*
+ * One vGPU as TOP reports it (1.2): its worker's latest window (counts,
+ * not rates: window_ns says over how long) and what vgpud read from NVML.
+ */
+struct vgpu_admin_load {
+	char name[VGPU_NAME_MAX];
+	uint32_t gpu;
+	uint32_t backend; /* enum vgpu_backend_kind */
+	uint32_t state;	  /* enum vgpu_admin_state */
+	uint32_t sms;
+	uint32_t clients;
+	uint32_t change_count; /* of the composition (resizes, moves) */
+	uint32_t busy_source;  /* enum vgpu_busy_source (control.h) */
+	uint32_t queue_depth;
+	uint64_t window_ns; /* 0: no window yet */
+	uint64_t busy_ns;
+	uint64_t kernels;
+	uint64_t bytes_copied;
+	uint64_t barrier_ns; /* resize barriers in the window */
+	uint64_t memory_used;
+	uint64_t memory_quota;
+	uint32_t age_ms;	 /* since the window ended */
+	uint32_t bw_class;	 /* enum vgpu_admin_bw_class */
+	uint32_t sm_util;	 /* % from NVML, or VGPU_ADMIN_NA */
+	uint32_t mem_util;	 /* % from NVML, or VGPU_ADMIN_NA */
+	uint32_t power_mw;	 /* its share of the GPU's power, or NA */
+	uint32_t gpu_power_mw;	 /* the whole GPU's, or NA */
+	uint64_t energy_mj;	 /* its share since vgpud started, or NA_64 */
+	uint32_t resizes;	 /* since vgpud started */
+	uint32_t last_switch_ns; /* the last resize's barrier */
+	uint32_t last_build_us;	 /* the last resize's new context */
+	uint32_t last_waits;	 /* streams that waited at the last one */
+	uint32_t reserved[4];
+};
+
 /* One GPU as GPUS reports it (1.1). */
 struct vgpu_admin_gpu {
 	char name[128];
@@ -163,15 +258,25 @@ struct vgpu_admin_response {
 	char message[VGPU_MESSAGE_MAX]; /* a sentence; NUL-terminated */
 	uint32_t total;			/* LIST: vGPUs in all */
 	uint32_t count;			/* entries in this response */
-	uint32_t reserved[6];
+	uint8_t mdev_uuid[16]; /* CREATE with CREATE_MDEV: the UUID (1.2) */
+	uint32_t reserved[2];
 	union {
 		struct vgpu_admin_entry entries[VGPU_ADMIN_LIST_MAX];
 		struct vgpu_admin_gpu gpus[VGPU_MAX_GPUS]; /* GPUS (1.1) */
+		/* MDEVS (1.2) */
+		struct vgpu_admin_mdev mdevs[VGPU_ADMIN_LIST_MAX];
+		struct vgpu_admin_load loads[VGPU_ADMIN_LIST_MAX]; /* TOP */
 	};
 };
 
 _Static_assert(sizeof(struct vgpu_admin_gpu) * VGPU_MAX_GPUS <=
 		       sizeof(struct vgpu_admin_entry) * VGPU_ADMIN_LIST_MAX,
 	       "GPUS must not grow the admin response");
+_Static_assert(sizeof(struct vgpu_admin_load) <=
+		       sizeof(struct vgpu_admin_entry),
+	       "TOP must not grow the admin response");
+_Static_assert(sizeof(struct vgpu_admin_mdev) <=
+		       sizeof(struct vgpu_admin_entry),
+	       "MDEVS must not grow the admin response");
 
 #endif /* VGPU_ADMIN_H */

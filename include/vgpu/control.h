@@ -26,6 +26,8 @@ enum vgpu_ctl_type {
 	VGPU_CTL_SHUTDOWN = 3, /* no payload: finish, free, exit 0 */
 	VGPU_CTL_CHANNEL = 4,  /* struct vgpu_ctl_channel + 4 fds: a client
 				  whose ring lies in an mdev's BAR2 */
+	VGPU_CTL_RESIZE = 6,   /* struct vgpu_ctl_resize: move the slice onto
+				  other SM groups; answered by RESIZED */
 
 	/* worker -> vgpud */
 	VGPU_CTL_READY = 10, /* struct vgpu_ctl_ready: answer to CONFIG */
@@ -33,9 +35,11 @@ enum vgpu_ctl_type {
 	VGPU_CTL_FAULT = 12, /* struct vgpu_ctl_fault, then the worker exits */
 	VGPU_CTL_GPU_INFO = 13, /* struct vgpu_gpu_info, one per GPU (--probe),
 				   then a VGPU_CTL_READY with ngpus */
-	VGPU_CTL_ADOPTED = 14	/* struct vgpu_ctl_adopted: the first message
+	VGPU_CTL_ADOPTED = 14,	/* struct vgpu_ctl_adopted: the first message
 				   on a ctl connection that a restarted vgpud
 				   made to a running worker's ctl_path */
+	VGPU_CTL_RESIZED = 16,	/* struct vgpu_ctl_resized: answer to RESIZE */
+	VGPU_CTL_LOAD = 17,	/* struct vgpu_ctl_load, with each STATS */
 };
 
 struct vgpu_ctl_hdr {
@@ -137,6 +141,59 @@ struct vgpu_ctl_stats {
 	uint64_t memory_mapped; /* physical bytes mapped (granules) */
 	uint64_t kernels;	/* launches since start */
 	uint64_t bytes_copied;	/* H2D + D2H + D2D since start */
+};
+
+/*
+ * VGPU_CTL_RESIZE: the SM groups the slice moves onto (indices into the
+ * split as in the config; the leftover group only alone). The worker
+ * builds the new context beside its clients, switches every stream at a
+ * kernel boundary (docs/DESIGN.md) and answers VGPU_CTL_RESIZED with the
+ * same seq. vgpud sends one at a time.
+ */
+struct vgpu_ctl_resize {
+	uint32_t seq;
+	uint32_t ngroups;
+	uint32_t groups[VGPU_MAX_SM_GROUPS];
+};
+
+/* VGPU_CTL_RESIZED */
+struct vgpu_ctl_resized {
+	uint32_t seq;	       /* of the RESIZE */
+	int32_t status;	       /* CUresult: 0 = on the new groups now */
+	uint32_t sm_count;     /* SMs of the slice now */
+	uint32_t change_count; /* the composition's change counter now */
+	uint64_t build_ns;     /* building the new context (clients ran on) */
+	uint64_t switch_ns;    /* the barrier: new submissions waited this */
+	uint64_t delay_ns;     /* held back first by the barrier budget */
+	uint32_t streams;      /* streams switched */
+	uint32_t waits;	       /* of them, with work pending: an event wait */
+	char message[VGPU_MESSAGE_MAX]; /* why, when status != 0 */
+};
+
+/* Where a load report's busy time comes from. */
+enum vgpu_busy_source {
+	VGPU_BUSY_NONE = 0,    /* not measured: busy_ns means nothing */
+	VGPU_BUSY_BACKEND = 1, /* the backend's own count (sim: exact) */
+	VGPU_BUSY_EVENTS = 2,  /* the watchdog's per-stream events */
+};
+
+/*
+ * VGPU_CTL_LOAD: the workload analyzer's last window (about a second),
+ * sent with each STATS. docs/DESIGN.md defines every figure.
+ */
+struct vgpu_ctl_load {
+	uint64_t window_ns;    /* length of the window */
+	uint64_t busy_ns;      /* of it, time with kernels in flight */
+	uint64_t kernels;      /* launches in the window */
+	uint64_t bytes_copied; /* copied in the window */
+	uint64_t memory_used;  /* bytes allocated by clients, at its end */
+	uint64_t barrier_ns;   /* resize barriers in the window */
+	uint32_t queue_depth;  /* at its end: submitted, not finished */
+	uint32_t sm_count;     /* SMs of the slice */
+	uint32_t change_count; /* of the composition */
+	uint32_t busy_source;  /* enum vgpu_busy_source */
+	uint32_t clients;
+	uint32_t reserved;
 };
 
 /* VGPU_CTL_ADOPTED: who the worker is, for vgpud to check against its

@@ -36,7 +36,7 @@
 
 #define VGPU_PROTO_MAGIC 0x55504756u /* "VGPU" little-endian */
 #define VGPU_PROTO_MAJOR 1	     /* incompatible changes bump this */
-#define VGPU_PROTO_MINOR 2	     /* compatible additions bump this */
+#define VGPU_PROTO_MINOR 3	     /* compatible additions bump this */
 
 #define VGPU_NAME_MAX	     64	 /* vGPU names, including the NUL */
 #define VGPU_MESSAGE_MAX     256 /* human-readable error text, with NUL */
@@ -139,6 +139,11 @@ struct vgpu_ring_header {
 	_Alignas(VGPU_CACHELINE) uint32_t client_sleeping; /* client writes */
 	_Alignas(VGPU_CACHELINE) uint32_t status; /* enum vgpu_ring_status */
 	int32_t error; /* CUresult the vGPU failed with, when status DEAD */
+	/* Written by the worker (minor 3): bumped each time the vGPU's
+	 * composition changes (a resize or a move). A client whose device
+	 * description (vgpu_device_info.change_count) differs reads it again
+	 * before it answers a device query. */
+	uint32_t change_count;
 };
 
 #define VGPU_FEATURE_NONE 0u
@@ -180,6 +185,16 @@ enum vgpu_opcode {
 	 * address, r1 = its size. While the library stays loaded, copies and
 	 * memsets of this client may touch [r0, r0 + r1) (minor version 1) */
 	VGPU_OP_LIBRARY_GET_GLOBAL = 25,
+	/* Kernel attributes (minor version 3), handle = kernel:
+	 * KERNEL_GET_ATTRIBUTE: a0 = CUfunction_attribute -> r0 = its value
+	 * (an int, sign-extended). KERNEL_SET_ATTRIBUTE: a0 = attribute
+	 * (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES or
+	 * _PREFERRED_SHARED_MEMORY_CARVEOUT only), a1 = value.
+	 * KERNEL_OCCUPANCY: a0 = threads per block, a1 = dynamic shared
+	 * bytes, a2 = CU_OCCUPANCY_* flags -> r0 = resident blocks per SM. */
+	VGPU_OP_KERNEL_GET_ATTRIBUTE = 26,
+	VGPU_OP_KERNEL_SET_ATTRIBUTE = 27,
+	VGPU_OP_KERNEL_OCCUPANCY = 28,
 
 	/* streams: stream handle 0 is the client's default stream */
 	VGPU_OP_STREAM_CREATE = 30, /* -> r0 = stream handle */
@@ -197,6 +212,21 @@ enum vgpu_opcode {
 				       r0 = milliseconds as float bits */
 	VGPU_OP_EVENT_DESTROY = 45,
 	VGPU_OP_STREAM_WAIT_EVENT = 46, /* stream waits for event handle */
+	/*
+	 * Host functions (minor version 3): cuLaunchHostFunc that does not
+	 * block its caller. stream = stream; a0 = data offset of the
+	 * stream's struct vgpu_gate (8-byte aligned, the same for every gate
+	 * of a stream), a1 = sequence number, above the stream's last one.
+	 * The worker enqueues on the stream "write a1 to gate.reached" (done
+	 * once everything before it is) and then "wait until the client has
+	 * written a1 or more to gate.open". The client runs the function when
+	 * it sees reached >= a1, then writes open = a1. The GPU never waits
+	 * on the client's word itself: the worker copies it, never past a1,
+	 * into memory of its own, and opens every gate of a stream or a
+	 * client that goes away. NOT_SUPPORTED: the library waits for the
+	 * stream and calls the function itself.
+	 */
+	VGPU_OP_STREAM_GATE = 47,
 
 	/*
 	 * Host regions (minor version 2): page-locked host memory shared by
@@ -242,6 +272,12 @@ struct vgpu_cqe {
 _Static_assert(sizeof(struct vgpu_sqe) == 64, "sqe is 64 bytes");
 _Static_assert(sizeof(struct vgpu_cqe) == 32, "cqe is 32 bytes");
 
+/* VGPU_OP_STREAM_GATE: one per stream, in the data area. */
+struct vgpu_gate {
+	uint64_t reached; /* written by the GPU, read by the client */
+	uint64_t open;	  /* written by the client, read by the worker */
+};
+
 #define VGPU_HOST_REGION_MAX_BYTES (4ull << 30)	/* one region */
 #define VGPU_HOST_REGIONS_MAX_BYTES (16ull << 30) /* one client's, in all */
 #define VGPU_REGION_MSG_MAGIC 0x47525056u /* "VPRG" little-endian */
@@ -273,7 +309,8 @@ struct vgpu_device_info {
 	uint32_t cc_minor;
 	uint64_t memory_quota;	 /* bytes the vGPU may allocate */
 	uint32_t driver_version; /* as cuDriverGetVersion */
-	uint32_t reserved;
+	uint32_t change_count;	 /* the ring header's when this was written
+				    (minor 3; 0 before) */
 	uint8_t uuid[16];
 	/* attrs[i] = value of CUdevice_attribute i for this vGPU; the
 	 * multiprocessor count is the slice's. 0 where unknown. */

@@ -43,6 +43,8 @@ tap_run "templates_rt: template kernels and a functor template" \
 	client a "$(rt templates_rt)"
 tap_run "errors_rt: launch, allocation and unsupported-call errors" \
 	client a "$(rt errors_rt)"
+tap_run "func_attrs_rt: kernel attributes, occupancy, shared memory opt-in" \
+	client a "$(rt func_attrs_rt)"
 
 # two clients of one vGPU at once, each with its own module variables
 out_1="$TEST_TMP/symbols_1.out"

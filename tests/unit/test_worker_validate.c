@@ -282,6 +282,44 @@ static int stub_event_elapsed(struct backend *b, struct backend_event *start,
 	return 0;
 }
 
+/* Stream gates: the stub does the write at once and records the wait. */
+static struct {
+	uint64_t *write_p, write_v;
+	const uint64_t *wait_p;
+	uint64_t wait_v;
+	int allocs;
+} gst;
+
+static int stub_host_alloc(struct backend *b, size_t n, void **p)
+{
+	*p = calloc(1, n);
+	gst.allocs++;
+	return 0;
+}
+
+static void stub_host_free(struct backend *b, void *p)
+{
+	free(p);
+	gst.allocs--;
+}
+
+static int stub_write_host(struct backend *b, struct backend_stream *s,
+			   uint64_t *p, uint64_t v)
+{
+	gst.write_p = p;
+	gst.write_v = v;
+	*p = v;
+	return 0;
+}
+
+static int stub_wait_host(struct backend *b, struct backend_stream *s,
+			  const uint64_t *p, uint64_t v)
+{
+	gst.wait_p = p;
+	gst.wait_v = v;
+	return 0;
+}
+
 static const struct backend_ops stub_ops = {
 	.name = "stub",
 	.kind = VGPU_BACKEND_SIM,
@@ -309,6 +347,10 @@ static const struct backend_ops stub_ops = {
 	.event_sync = stub_event_sync,
 	.event_query = stub_event_query,
 	.event_elapsed = stub_event_elapsed,
+	.host_alloc = stub_host_alloc,
+	.host_free = stub_host_free,
+	.stream_write_host = stub_write_host,
+	.stream_wait_host = stub_wait_host,
 };
 
 static struct backend the_backend;
@@ -359,6 +401,7 @@ static void fx_free(struct fx *f)
 {
 	worker_session_fini(&f->s);
 	worker_watchdog_stop(&f->w);
+	worker_gate_fini(&f->w);
 	/* nothing of the client is left anywhere */
 	assert_int_equal(f->w.mem.nallocs, 0);
 	assert_int_equal(f->w.mem.mapped, 0);
@@ -1714,6 +1757,101 @@ region_create_fails_cleanly_when_the_client_does_not_read(void **state)
 	assert_int_equal(pins, unpins);
 }
 
+static struct vgpu_sqe gate_sqe(uint32_t stream, uint64_t off, uint64_t seq)
+{
+	struct vgpu_sqe q = sqe(VGPU_OP_STREAM_GATE);
+
+	q.stream = stream;
+	q.a[0] = off;
+	q.a[1] = seq;
+	return q;
+}
+
+/* Waits (up to 2 s) for the pump to move a word to v. */
+static int word_becomes(const uint64_t *p, uint64_t v)
+{
+	for (int i = 0; i < 2000; i++) {
+		if (__atomic_load_n(p, __ATOMIC_ACQUIRE) == v)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+static void
+stream_gates_check_their_input_and_never_trust_the_client(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct vgpu_gate *g = (struct vgpu_gate *)(f->data + 4096);
+	const uint64_t *word;
+	uint32_t s1;
+
+	memset(&gst, 0, sizeof(gst));
+	/* no pump, or a data area the GPU cannot reach: not supported */
+	assert_int_equal(run(&f->s, gate_sqe(0, 4096, 1), NULL),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	assert_int_equal(worker_gate_init(&f->w), 0);
+	assert_int_equal(run(&f->s, gate_sqe(0, 4096, 1), NULL),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	f->s.data_gpu_ok = 1;
+
+	/* bad offsets, sequence 0, unknown stream */
+	assert_int_equal(run(&f->s, gate_sqe(0, 4100, 1), NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(run(&f->s, gate_sqe(0, DATA_SIZE - 8, 1), NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(run(&f->s, gate_sqe(0, UINT64_MAX - 7, 1), NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(run(&f->s, gate_sqe(0, 4096, 0), NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(run(&f->s, gate_sqe(77, 4096, 1), NULL),
+			 CUDA_ERROR_INVALID_HANDLE);
+	assert_int_equal(gst.allocs, 0);
+
+	/* a good one: reached is written in the data area, the stream waits
+	 * on a word of the worker's own */
+	s1 = create(&f->s, VGPU_OP_STREAM_CREATE);
+	assert_int_equal(run(&f->s, gate_sqe(s1, 4096, 5), NULL), CUDA_SUCCESS);
+	assert_ptr_equal(gst.write_p, &g->reached);
+	assert_int_equal(gst.write_v, 5);
+	assert_int_equal(gst.wait_v, 5);
+	word = gst.wait_p;
+	assert_true((const uint8_t *)word < f->data ||
+		    (const uint8_t *)word >= f->data + DATA_SIZE);
+	assert_int_equal(*word, 0);
+	/* the same or a smaller number again is refused */
+	assert_int_equal(run(&f->s, gate_sqe(s1, 4096, 5), NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(run(&f->s, gate_sqe(s1, 4096, 3), NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+
+	/* the client opens it: the pump copies, but never past what was
+	 * issued, and never backwards */
+	__atomic_store_n(&g->open, 1000, __ATOMIC_RELEASE);
+	assert_true(word_becomes(word, 5));
+	__atomic_store_n(&g->open, 0, __ATOMIC_RELEASE);
+	usleep(20000);
+	assert_int_equal(*word, 5);
+
+	/* a closed gate is opened when its stream is destroyed */
+	assert_int_equal(run(&f->s, gate_sqe(s1, 4096, 9), NULL), CUDA_SUCCESS);
+	usleep(20000);
+	assert_int_equal(*word, 5);
+	{
+		struct vgpu_sqe q = sqe(VGPU_OP_STREAM_DESTROY);
+
+		q.handle = s1;
+		assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	}
+	assert_int_equal(*word, 9);
+	assert_int_equal(gst.allocs, 1);
+	/* and one on the default stream is opened when the client goes */
+	assert_int_equal(run(&f->s, gate_sqe(0, 4096 + 16, 2), NULL),
+			 CUDA_SUCCESS);
+	fx_free(f);
+	assert_int_equal(gst.allocs, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1761,6 +1899,8 @@ int main(void)
 		cmocka_unit_test(regions_belong_to_their_client),
 		cmocka_unit_test(
 			region_create_fails_cleanly_when_the_client_does_not_read),
+		cmocka_unit_test(
+			stream_gates_check_their_input_and_never_trust_the_client),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
