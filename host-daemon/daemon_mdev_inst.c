@@ -324,6 +324,16 @@ static void bar2_supply(struct daemon *d, struct mdev_inst *in)
 	}
 	if (b.fd >= 0)
 		close(b.fd);
+	if (r == -EBUSY) {
+		/* a VFIO user holds it with a memfd already: that one */
+		b.fd = -1;
+		r = daemon_mdev_ioctl(d, VGPU_MDEV_IOC_GET_BAR2, &b, "GET_BAR2",
+				      true);
+		if (!r) {
+			in->bar2_fd = b.fd;
+			return;
+		}
+	}
 	in->bar2_retry = daemon_now_ms() + MDEV_BAR2_RETRY_MS;
 	if (r != -ENOENT) /* removed: REMOVE follows */
 		mdev_log_limited(
@@ -375,6 +385,12 @@ static void create_done(struct daemon *d, struct mdev_inst *in,
 	snprintf(cd.vgpu_name, sizeof(cd.vgpu_name), "%s", v->cfg.name);
 	r = daemon_mdev_ioctl(d, VGPU_MDEV_IOC_CREATE_DONE, &cd, "CREATE_DONE",
 			      true);
+	if (r == -ESTALE) {
+		/* its VM closed it since GET_BAR2: ask again next turn */
+		close(in->bar2_fd);
+		in->bar2_fd = -1;
+		return;
+	}
 	if (r == -ENOENT) {
 		daemon_log("mdev: instance %u is gone before vgpud answered "
 			   "(its create timed out?)",

@@ -18,10 +18,17 @@
  *                          ring) or FAILED
  *      CHANNEL_CLOSE    -> once the worker has let go of the ring:
  *                          CHANNEL_STATE FREE
- *      RESET, CLOSE     -> as CHANNEL_CLOSE, for every channel not FREE
+ *      RESET            -> as CHANNEL_CLOSE, for every channel not FREE
+ *      CLOSE            -> the same, and SET_BAR2 with a fresh memfd: the
+ *                          module drops its BAR2 memfd at every VFIO close
+ *                          (a past user's mappings keep only that file),
+ *                          and the next VFIO open waits for a new one (at
+ *                          most VGPU_MDEV_BAR2_WAIT_S, then it fails)
  *      REMOVE           -> nothing to answer: the instance is gone; destroy
  *                          its vGPU
  *      EXISTS           -> CREATE_DONE again (a restarted daemon re-attaches)
+ *                          with the memfd GET_BAR2 returns (the one the VM
+ *                          has mapped), or a new one when it says ENODATA
  *   3. When it closes the device (or dies), every instance goes to
  *      VGPU_DEVICE_ERROR (the guest gets an interrupt), its channels to
  *      VGPU_CHAN_FAILED, and their eventfds are dropped. The next daemon's
@@ -36,9 +43,11 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define VGPU_MDEV_CTL_NAME	   "vgpu-ctl" /* /dev/vgpu-ctl */
-#define VGPU_MDEV_CTL_VERSION	   1
+#define VGPU_MDEV_CTL_NAME "vgpu-ctl" /* /dev/vgpu-ctl */
+#define VGPU_MDEV_CTL_VERSION                                                  \
+	2 /* 2: SET_BAR2, GET_BAR2, a fresh BAR2 per VFIO session */
 #define VGPU_MDEV_CREATE_TIMEOUT_S 30
+#define VGPU_MDEV_BAR2_WAIT_S	   5
 #define VGPU_MDEV_TEXT_MAX	   256
 #define VGPU_MDEV_TYPE_NAME_MAX	   32
 
@@ -59,7 +68,8 @@ struct vgpu_mdev_event {
 	__u32 instance;	  /* id, unique while the module is loaded */
 	__u32 type_index; /* catalogue index (CREATE, EXISTS) */
 	__u32 channel;	  /* CHANNEL_* */
-	__u8 uuid[16];	  /* the mdev's UUID (every event) */
+	__u8 uuid[16];	  /* the mdev's UUID (every event), bytes in the
+			     order of its text form (the sysfs name) */
 	__u32 is_open;	  /* EXISTS: a VFIO user holds it open */
 	__u32 reserved[3];
 };
@@ -111,9 +121,13 @@ struct vgpu_mdev_create_done {
 	__u32 slice_id;
 	__u32 isolation;
 	__u32 change_count;
-	__s32 bar2_fd; /* memfd, >= channels * VGPU_PCI_CHANNEL_STRIDE
-			  bytes, sealed against shrinking; the module keeps
-			  a reference, the caller may close its fd */
+	__s32 bar2_fd; /* memfd of exactly channels *
+			  VGPU_PCI_CHANNEL_STRIDE bytes, sealed with
+			  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL, not
+			  against writing; the module keeps a reference
+			  (until the next VFIO close), the caller may close
+			  its fd. While a VFIO user holds the device, a
+			  memfd other than its own is refused (EBUSY). */
 	char gpu_name[64];
 	char vgpu_name[64];
 };
@@ -142,6 +156,20 @@ struct vgpu_mdev_channel_state {
 	__s32 error; /* errno, for FAILED */
 };
 
+/*
+ * An instance's BAR2 memfd outside CREATE_DONE. SET_BAR2 (fd in, checked
+ * as CREATE_DONE's bar2_fd; EINVAL before a CREATE_DONE of status 0): the
+ * answer to CLOSE. GET_BAR2 (fd out): a new descriptor (close-on-exec) of
+ * the memfd the module holds, or ENODATA when it holds none (a VFIO user
+ * closed it and no SET_BAR2 came since). The memfd of the last VFIO user
+ * is refused (ESTALE) by SET_BAR2 and CREATE_DONE: a GET_BAR2 answer that
+ * a close overtook; ask again.
+ */
+struct vgpu_mdev_bar2 {
+	__u32 instance;
+	__s32 fd;
+};
+
 #define VGPU_MDEV_IOC_MAGIC 'V'
 #define VGPU_MDEV_IOC_HELLO                                                    \
 	_IOWR(VGPU_MDEV_IOC_MAGIC, 0, struct vgpu_mdev_hello)
@@ -157,5 +185,9 @@ struct vgpu_mdev_channel_state {
 	_IOW(VGPU_MDEV_IOC_MAGIC, 5, struct vgpu_mdev_channel_setup)
 #define VGPU_MDEV_IOC_CHANNEL_STATE                                            \
 	_IOW(VGPU_MDEV_IOC_MAGIC, 6, struct vgpu_mdev_channel_state)
+#define VGPU_MDEV_IOC_SET_BAR2                                                 \
+	_IOW(VGPU_MDEV_IOC_MAGIC, 7, struct vgpu_mdev_bar2)
+#define VGPU_MDEV_IOC_GET_BAR2                                                 \
+	_IOWR(VGPU_MDEV_IOC_MAGIC, 8, struct vgpu_mdev_bar2)
 
 #endif /* VGPU_MDEV_CTL_H */

@@ -25,7 +25,8 @@ struct fakectl_req {
 	uint32_t size; /* bytes of arg that follow */
 };
 
-/* test -> shim: the result; for _IOC_READ ioctls, arg follows. */
+/* test -> shim: the result; for _IOC_READ ioctls, arg follows (GET_BAR2:
+ * with the memfd attached, which the shim puts in arg's fd). */
 struct fakectl_rep {
 	int32_t ret; /* 0 or -errno */
 	uint32_t size;

@@ -117,6 +117,10 @@ static int ioctl_fds(unsigned long req, const void *arg, int fds[2])
 		fds[0] = c->bar2_fd;
 		return 1;
 	}
+	if (req == VGPU_MDEV_IOC_SET_BAR2) {
+		fds[0] = ((const struct vgpu_mdev_bar2 *)arg)->fd;
+		return 1;
+	}
 	if (req == VGPU_MDEV_IOC_CHANNEL_SETUP) {
 		const struct vgpu_mdev_channel_setup *s = arg;
 
@@ -136,7 +140,8 @@ static int fake_ioctl(unsigned long req, void *arg)
 	struct iovec iov = {.iov_base = buf};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 	uint32_t size = _IOC_SIZE(req);
-	int fds[2], nfds;
+	struct cmsghdr *cm;
+	int fds[2], nfds, got = -1;
 	ssize_t n;
 
 	if (size > FAKECTL_ARG_MAX) {
@@ -149,8 +154,6 @@ static int fake_ioctl(unsigned long req, void *arg)
 	iov.iov_len = sizeof(*q) + size;
 	nfds = ioctl_fds(req, arg, fds);
 	if (nfds) {
-		struct cmsghdr *cm;
-
 		memset(cbuf, 0, sizeof(cbuf));
 		msg.msg_control = cbuf;
 		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
@@ -164,14 +167,26 @@ static int fake_ioctl(unsigned long req, void *arg)
 		errno = EIO;
 		return -1;
 	}
-	n = recv(io_fd, buf, sizeof(buf), 0);
+	/* the answer, with a descriptor for GET_BAR2 */
+	iov.iov_len = sizeof(buf);
+	msg.msg_control = cbuf;
+	msg.msg_controllen = sizeof(cbuf);
+	n = recvmsg(io_fd, &msg, MSG_CMSG_CLOEXEC);
 	if (n < (ssize_t)sizeof(*r)) {
 		errno = EIO;
 		return -1;
 	}
+	cm = CMSG_FIRSTHDR(&msg);
+	if (cm && cm->cmsg_type == SCM_RIGHTS &&
+	    cm->cmsg_len >= CMSG_LEN(sizeof(int)))
+		memcpy(&got, CMSG_DATA(cm), sizeof(int));
 	if ((_IOC_DIR(req) & _IOC_READ) && r->size == size &&
 	    (size_t)n == sizeof(*r) + size)
 		memcpy(arg, r + 1, size);
+	if (req == VGPU_MDEV_IOC_GET_BAR2 && r->ret == 0)
+		((struct vgpu_mdev_bar2 *)arg)->fd = got;
+	else if (got >= 0)
+		close(got);
 	if (r->ret < 0) {
 		errno = -r->ret;
 		return -1;

@@ -276,11 +276,21 @@ void fm_guest_close(struct fm *m, struct fm_inst *in, uint32_t ch)
 	fm_event(m, VGPU_MDEV_EV_CHANNEL_CLOSE, in, ch, 0);
 }
 
+bool fm_vfio_open(struct fm *m, struct fm_inst *in)
+{
+	if (in->bar2 < 0)
+		return false;
+	in->open = true;
+	fm_event(m, VGPU_MDEV_EV_OPEN, in, 0, 0);
+	return true;
+}
+
 void fm_vfio_close(struct fm *m, struct fm_inst *in)
 {
 	int i;
 
 	in->open = false;
+	close_fd(&in->bar2); /* the next user gets vgpud's next memfd */
 	for (i = 0; i < (int)VGPU_PCI_MAX_CHANNELS; i++)
 		if (in->chan[i].state != VGPU_CHAN_FREE)
 			in->chan[i].state = VGPU_CHAN_CLOSING;
@@ -318,15 +328,69 @@ void fm_daemon_gone(struct fm *m)
 
 static int bar2_ok(const struct fm_inst *in, const struct fm *m, int fd)
 {
+	const int need_seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 	uint64_t need =
 		(uint64_t)m->types[in->type].channels * VGPU_PCI_CHANNEL_STRIDE;
 	struct stat st;
 	int seals = fcntl(fd, F_GET_SEALS), fl = fcntl(fd, F_GETFL);
 
 	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	       (uint64_t)st.st_size >= need && seals >= 0 &&
-	       (seals & F_SEAL_SHRINK) && !(seals & F_SEAL_WRITE) &&
+	       (uint64_t)st.st_size == need && seals >= 0 &&
+	       (seals & need_seals) == need_seals &&
+	       !(seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) &&
 	       (fl & O_ACCMODE) == O_RDWR;
+}
+
+static bool same_file(int a, int b)
+{
+	struct stat x, y;
+
+	return a >= 0 && b >= 0 && !fstat(a, &x) && !fstat(b, &y) &&
+	       x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* The module's rule: while a VFIO user holds the device with a memfd,
+ * no other file; else fd becomes the instance's (taken from fds). */
+static int bar2_install(struct fm_inst *in, int *fd)
+{
+	if (in->open && in->bar2 >= 0 && !same_file(in->bar2, *fd))
+		return -EBUSY;
+	if (in->bar2_first < 0)
+		in->bar2_first = fcntl(*fd, F_DUPFD_CLOEXEC, 0);
+	close_fd(&in->bar2);
+	in->bar2 = *fd;
+	*fd = -1;
+	return 0;
+}
+
+static int ioc_set_bar2(struct fm *m, struct vgpu_mdev_bar2 *b, int *fds,
+			int nfds)
+{
+	struct fm_inst *in = inst_by_id(m, b->instance);
+	int r;
+
+	if (!in)
+		return -ENOENT;
+	if (in->pending || !in->composed || nfds != 1 ||
+	    !bar2_ok(in, m, fds[0]))
+		return -EINVAL;
+	r = bar2_install(in, &fds[0]);
+	if (!r)
+		in->bar2_sets++;
+	return r;
+}
+
+/* GET_BAR2: a descriptor of the memfd goes back in *out_fd. */
+static int ioc_get_bar2(struct fm *m, struct vgpu_mdev_bar2 *b, int *out_fd)
+{
+	struct fm_inst *in = inst_by_id(m, b->instance);
+
+	if (!in)
+		return -ENOENT;
+	if (in->bar2 < 0)
+		return -ENODATA;
+	*out_fd = in->bar2;
+	return 0;
 }
 
 static int ioc_create_done(struct fm *m, struct vgpu_mdev_create_done *d,
@@ -361,11 +425,8 @@ static int ioc_create_done(struct fm *m, struct vgpu_mdev_create_done *d,
 	     d->isolation != VGPU_MDEV_EXCLUSIVE) ||
 	    (iso && d->isolation != iso))
 		return -EINVAL;
-	if (in->bar2_first < 0)
-		in->bar2_first = fcntl(fds[0], F_DUPFD_CLOEXEC, 0);
-	close_fd(&in->bar2);
-	in->bar2 = fds[0];
-	fds[0] = -1;
+	if (bar2_install(in, &fds[0]))
+		return -EBUSY;
 	in->comp = *d;
 	in->composed = true;
 	in->composes++;
@@ -410,7 +471,7 @@ static int ioc_channel_state(struct fm *m, struct vgpu_mdev_channel_state *s)
 	if (!in)
 		return -ENOENT;
 	if (s->channel >= m->types[in->type].channels)
-		return -EINVAL;
+		goto einval;
 	c = &in->chan[s->channel];
 	switch (s->state) {
 	case VGPU_CHAN_OPEN:
@@ -469,7 +530,8 @@ static int ioc_hello(struct fm *m, struct vgpu_mdev_hello *h)
 	return 0;
 }
 
-static int ioc(struct fm *m, uint32_t req, void *arg, int *fds, int nfds)
+static int ioc(struct fm *m, uint32_t req, void *arg, int *fds, int nfds,
+	       int *out_fd)
 {
 	if (req == VGPU_MDEV_IOC_HELLO)
 		return ioc_hello(m, arg);
@@ -504,6 +566,10 @@ static int ioc(struct fm *m, uint32_t req, void *arg, int *fds, int nfds)
 		return ioc_channel_setup(m, arg, fds, nfds);
 	case VGPU_MDEV_IOC_CHANNEL_STATE:
 		return ioc_channel_state(m, arg);
+	case VGPU_MDEV_IOC_SET_BAR2:
+		return ioc_set_bar2(m, arg, fds, nfds);
+	case VGPU_MDEV_IOC_GET_BAR2:
+		return ioc_get_bar2(m, arg, out_fd);
 	}
 	return -ENOTTY;
 }
@@ -523,7 +589,9 @@ static int serve_ioctl(struct fm *m)
 	char out[sizeof(*r) + FAKECTL_ARG_MAX];
 	char arg[FAKECTL_ARG_MAX];
 	struct cmsghdr *cm;
-	int fds[FAKECTL_MAX_FDS] = {-1, -1}, nfds = 0, i, ret;
+	int fds[FAKECTL_MAX_FDS] = {-1, -1}, nfds = 0, i, ret, out_fd = -1;
+	struct iovec oiov;
+	struct msghdr omsg = {.msg_iov = &oiov, .msg_iovlen = 1};
 	ssize_t n;
 
 	n = recvmsg(m->io, &msg, MSG_CMSG_CLOEXEC);
@@ -541,14 +609,26 @@ static int serve_ioctl(struct fm *m)
 		return -1;
 	memset(arg, 0, sizeof(arg));
 	memcpy(arg, buf + sizeof(q), q.size);
-	ret = ioc(m, q.req, arg, fds, nfds);
+	ret = ioc(m, q.req, arg, fds, nfds, &out_fd);
 	for (i = 0; i < nfds; i++)
 		close_fd(&fds[i]);
 	r = (struct fakectl_rep *)out;
 	r->ret = ret;
 	r->size = q.size;
 	memcpy(r + 1, arg, q.size);
-	send(m->io, out, sizeof(*r) + q.size, MSG_NOSIGNAL);
+	oiov.iov_base = out;
+	oiov.iov_len = sizeof(*r) + q.size;
+	if (out_fd >= 0) { /* a descriptor for vgpud (GET_BAR2) */
+		memset(cbuf, 0, sizeof(cbuf));
+		omsg.msg_control = cbuf;
+		omsg.msg_controllen = CMSG_SPACE(sizeof(int));
+		cm = CMSG_FIRSTHDR(&omsg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &out_fd, sizeof(int));
+	}
+	sendmsg(m->io, &omsg, MSG_NOSIGNAL);
 	return 0;
 }
 

@@ -37,8 +37,10 @@ struct fm_inst {
 	uint32_t dev_state;
 	int dev_error;
 	struct vgpu_mdev_create_done comp;
-	int bar2;	/* the memfd of the latest CREATE_DONE, or -1 */
+	int bar2;	/* the memfd of the latest CREATE_DONE or SET_BAR2,
+			   or -1 (dropped at a VFIO close, as the module) */
 	int bar2_first; /* the first one (kept to compare), or -1 */
+	unsigned int bar2_sets; /* SET_BAR2s taken */
 	struct fm_chan chan[VGPU_PCI_MAX_CHANNELS];
 };
 
@@ -74,6 +76,9 @@ void fm_event(struct fm *m, uint32_t type, struct fm_inst *in, uint32_t ch,
 /* The guest's CTRL writes and a VFIO close, with the module's rules. */
 void fm_guest_open(struct fm *m, struct fm_inst *in, uint32_t ch);
 void fm_guest_close(struct fm *m, struct fm_inst *in, uint32_t ch);
+/* A VFIO open: false (nothing done) while the instance has no BAR2
+ * memfd, where the module would wait for vgpud's SET_BAR2. */
+bool fm_vfio_open(struct fm *m, struct fm_inst *in);
 void fm_vfio_close(struct fm *m, struct fm_inst *in);
 /* A removal (sysfs remove): REMOVE queued, the instance dropped. */
 void fm_remove(struct fm *m, struct fm_inst *in);

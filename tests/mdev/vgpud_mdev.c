@@ -196,6 +196,14 @@ static bool composed_twice(struct fm *m, void *arg)
 	return in->composes >= 2;
 }
 
+static bool composed_thrice(struct fm *m, void *arg)
+{
+	struct fm_inst *in = arg;
+
+	(void)m;
+	return in->composes >= 3;
+}
+
 static bool types_read(struct fm *m, void *arg)
 {
 	(void)arg;
@@ -327,6 +335,64 @@ static bool same_file(int a, int b)
 	       x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
+struct sets_want {
+	struct fm_inst *in;
+	unsigned int sets;
+};
+
+static bool bar2_set_again(struct fm *m, void *arg)
+{
+	struct sets_want *w = arg;
+
+	(void)m;
+	return w->in->bar2_sets > w->sets && w->in->bar2 >= 0;
+}
+
+static bool einval_above(struct fm *m, void *arg)
+{
+	return m->chan_state_einval > *(unsigned int *)arg;
+}
+
+/* A memfd as the module wants BAR2: size, seals (mdev_ctl.h). */
+static bool bar2_sealed(int fd, uint64_t size)
+{
+	const int want = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+	int seals = fcntl(fd, F_GET_SEALS);
+	struct stat st;
+
+	return !fstat(fd, &st) && (uint64_t)st.st_size == size && seals >= 0 &&
+	       (seals & want) == want;
+}
+
+/* Whether len bytes at off of fd are all zero. */
+static bool zero_at(int fd, uint64_t off, size_t len)
+{
+	static uint8_t buf[4096];
+	size_t i;
+
+	if (len > sizeof(buf) ||
+	    pread(fd, buf, len, (off_t)off) != (ssize_t)len)
+		return false;
+	for (i = 0; i < len; i++)
+		if (buf[i])
+			return false;
+	return true;
+}
+
+/* Lines of vgpud's log holding text. */
+static int log_count(const char *text)
+{
+	char line[1024];
+	FILE *f = fopen(vlog, "r");
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, text) != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
 /* ---- the scenario ----------------------------------------------------- */
 
 static struct fm_inst *create(const char *type, uint8_t uuid[16])
@@ -348,9 +414,10 @@ static void test_catalogue_instance(void)
 	struct vgpu_sqe sqe;
 	struct vgpu_cqe cqe;
 	struct tring r;
+	struct sets_want sets;
 	struct stat st;
 	uint64_t p = 0;
-	int seals, before, after, rc;
+	int seals, before, after, rc, prev;
 
 	tap(fm_wait(&mod, types_read, NULL, WAIT),
 	    "vgpud says HELLO, reads the %d types and publishes them",
@@ -386,8 +453,7 @@ static void test_catalogue_instance(void)
 	    "vgpu-admin list shows %s with its mdev UUID", name);
 
 	before = count_fds(vgpud);
-	in->open = true;
-	fm_event(&mod, VGPU_MDEV_EV_OPEN, in, 0, 0);
+	fm_vfio_open(&mod, in);
 	fm_guest_open(&mod, in, 0);
 	tap(wait_chan(in, 0, VGPU_CHAN_OPEN) && in->chan[0].doorbell >= 0,
 	    "CHANNEL_OPEN: CHANNEL_SETUP with two eventfds, then OPEN");
@@ -421,9 +487,17 @@ static void test_catalogue_instance(void)
 	tap(wait_chan(in, 0, VGPU_CHAN_FREE), "CHANNEL_CLOSE: FREE again");
 	fm_guest_open(&mod, in, 1);
 	wait_chan(in, 1, VGPU_CHAN_OPEN);
+	prev = fcntl(in->bar2, F_DUPFD_CLOEXEC, 0);
+	sets.in = in;
+	sets.sets = in->bar2_sets;
 	fm_vfio_close(&mod, in);
 	tap(wait_chan(in, 1, VGPU_CHAN_FREE) && in->chan[1].doorbell < 0,
 	    "VFIO close: its open channel goes FREE");
+	tap(fm_wait(&mod, bar2_set_again, &sets, WAIT) &&
+		    !same_file(prev, in->bar2) &&
+		    bar2_sealed(in->bar2, 4 * STRIDE),
+	    "VFIO close: vgpud gives the module a fresh BAR2 memfd "
+	    "(SET_BAR2), of BAR2's size, sealed");
 	fm_wait(&mod, NULL, NULL, 300);
 	after = count_fds(vgpud);
 	tap(before == after,
@@ -435,6 +509,7 @@ static void test_catalogue_instance(void)
 	fm_wait(&mod, NULL, NULL, 300);
 	tap(kill(vgpud, 0) == 0, "CHANNEL_OPEN of an unknown instance: "
 				 "vgpud goes on");
+	tap(fm_vfio_open(&mod, in), "the next VFIO user opens it");
 
 	/* a worker fault: device ERROR, its channel FAILED, then READY */
 	fm_guest_open(&mod, in, 2);
@@ -454,13 +529,87 @@ static void test_catalogue_instance(void)
 	tap(wait_chan(in, 2, VGPU_CHAN_FREE), "the failed channel closes");
 	fm_guest_open(&mod, in, 2);
 	tap(wait_chan(in, 2, VGPU_CHAN_OPEN) && guest_nop(in, in->bar2, 2),
-	    "a new channel on the restarted worker serves a NOP");
+	    "a new channel on the restarted worker serves a NOP (its ring "
+	    "in the new memfd)");
+	tap(zero_at(prev, 2 * STRIDE, 4096),
+	    "the past VFIO user's memfd saw nothing of it");
+	close(prev);
 	fm_guest_close(&mod, in, 2);
 	wait_chan(in, 2, VGPU_CHAN_FREE);
 
 	fm_remove(&mod, in);
 	tap(gone_from_list(name) && wait_avail("8sm-4g", 8),
 	    "REMOVE: vGPU %s destroyed, 8 of 8sm-4g available again", name);
+}
+
+/*
+ * What vgpud answers when the module's view and its own differ: an OPEN
+ * it cannot take, a CLOSE of a channel the worker has not let go; and
+ * the log lines a VM can cause are rate-limited.
+ */
+static void test_channel_answers(void)
+{
+	struct fm_inst *in;
+	uint8_t u[16];
+	char name[VGPU_NAME_MAX];
+	unsigned int einval;
+	int pid, before, after, i;
+
+	in = create("8sm-4g", u);
+	if (!in || !in->used || !fm_vfio_open(&mod, in))
+		return;
+	snprintf(name, sizeof(name), "%s", in->comp.vgpu_name);
+
+	fm_guest_open(&mod, in, 0);
+	wait_chan(in, 0, VGPU_CHAN_OPEN);
+	in->chan[0].state = VGPU_CHAN_OPENING; /* as if the module asked */
+	fm_event(&mod, VGPU_MDEV_EV_CHANNEL_OPEN, in, 0, 0);
+	tap(wait_chan(in, 0, VGPU_CHAN_FAILED) && in->chan[0].error == EBUSY,
+	    "CHANNEL_OPEN of a channel vgpud has open: answered FAILED "
+	    "(EBUSY), not left OPENING");
+	fm_guest_close(&mod, in, 0);
+	tap(wait_chan(in, 0, VGPU_CHAN_FREE),
+	    "... and a CLOSE makes it FREE once the worker let go");
+	einval = mod.chan_state_einval;
+	fm_event(&mod, VGPU_MDEV_EV_CHANNEL_OPEN, in, 9, 0);
+	tap(fm_wait(&mod, einval_above, &einval, WAIT),
+	    "CHANNEL_OPEN of channel 9 (it has 4): answered FAILED");
+
+	pid = worker_pid(name);
+	kill(pid, SIGSTOP);
+	fm_guest_open(&mod, in, 1);
+	tap(wait_chan(in, 1, VGPU_CHAN_FAILED) &&
+		    in->chan[1].error == ETIMEDOUT,
+	    "a worker that does not answer: the channel FAILED (ETIMEDOUT)");
+	fm_guest_close(&mod, in, 1);
+	fm_wait(&mod, NULL, NULL, 500);
+	tap(in->chan[1].state == VGPU_CHAN_CLOSING,
+	    "CLOSE of that FAILED channel while the worker still holds it: "
+	    "CLOSING, not FREE (state %u)",
+	    in->chan[1].state);
+	kill(pid, SIGCONT);
+	tap(wait_chan(in, 1, VGPU_CHAN_FREE),
+	    "... FREE once the worker let go of it");
+
+	before = log_count("): reset");
+	for (i = 0; i < 200; i++) {
+		fm_event(&mod, VGPU_MDEV_EV_RESET, in, 0, 0);
+		if (i % 20 == 19) /* vgpud answers each with ioctls */
+			fm_wait(&mod, NULL, NULL, 50);
+	}
+	fm_wait(&mod, NULL, NULL, 1000);
+	after = log_count("): reset");
+	tap(after - before <= 10, /* MDEV_LOG_BURST */
+	    "200 RESETs of one instance: %d log lines (rate-limited)",
+	    after - before);
+	fm_guest_open(&mod, in, 2);
+	tap(wait_chan(in, 2, VGPU_CHAN_OPEN) && guest_nop(in, in->bar2, 2),
+	    "... and its channels work after them");
+	fm_guest_close(&mod, in, 2);
+	wait_chan(in, 2, VGPU_CHAN_FREE);
+	fm_vfio_close(&mod, in);
+	fm_remove(&mod, in);
+	tap(gone_from_list(name), "REMOVE destroys it");
 }
 
 static void test_custom(void)
@@ -521,6 +670,7 @@ static void test_restart(void)
 		return;
 	snprintf(name, sizeof(name), "%s", in->comp.vgpu_name);
 	mdev_uuid_format(u, uu);
+	fm_vfio_open(&mod, in);
 	fm_guest_open(&mod, in, 0);
 	tap(wait_chan(in, 0, VGPU_CHAN_OPEN) && guest_nop(in, in->bar2, 0) &&
 		    in->comp.isolation == VGPU_MDEV_EXCLUSIVE,
@@ -535,13 +685,30 @@ static void test_restart(void)
 		    !strcmp(in->comp.vgpu_name, name),
 	    "vgpud back: EXISTS re-attaches vGPU %s (CREATE_DONE again)", name);
 	tap(same_file(old, in->bar2),
-	    "... with the BAR2 memfd the VM has mapped (kept by the worker)");
+	    "... with the BAR2 memfd the VM has mapped (GET_BAR2)");
 	fm_guest_close(&mod, in, 0);
 	wait_chan(in, 0, VGPU_CHAN_FREE);
 	fm_guest_open(&mod, in, 0);
 	tap(wait_chan(in, 0, VGPU_CHAN_OPEN) && guest_nop(in, old, 0),
 	    "the old mapping's channel serves a NOP again");
+	fm_guest_close(&mod, in, 0);
+	wait_chan(in, 0, VGPU_CHAN_FREE);
+
+	/* closed while no vgpud ran: the module has no memfd to give */
+	stop_vgpud(SIGKILL);
+	fm_vfio_close(&mod, in);
+	tap(start_vgpud(false) == 0 &&
+		    fm_wait(&mod, composed_thrice, in, WAIT) &&
+		    in->dev_state == VGPU_DEVICE_READY && in->bar2 >= 0 &&
+		    !same_file(old, in->bar2) &&
+		    bar2_sealed(in->bar2, 4 * STRIDE),
+	    "EXISTS of an instance closed meanwhile (GET_BAR2: ENODATA): "
+	    "CREATE_DONE with a fresh memfd");
 	close(old);
+	tap(fm_vfio_open(&mod, in), "the next VFIO user opens it");
+	fm_guest_open(&mod, in, 0);
+	tap(wait_chan(in, 0, VGPU_CHAN_OPEN) && guest_nop(in, in->bar2, 0),
+	    "... and its channel serves a NOP in the fresh memfd");
 	fm_guest_close(&mod, in, 0);
 	wait_chan(in, 0, VGPU_CHAN_FREE);
 	fm_remove(&mod, in);
@@ -573,6 +740,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_catalogue_instance();
+	test_channel_answers();
 	test_custom();
 	test_restart();
 	tap(stop_vgpud(SIGTERM), "vgpud stops on SIGTERM");

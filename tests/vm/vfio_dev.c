@@ -44,6 +44,7 @@ int vfio_dev_open(struct vfio_dev *d, const char *uuid)
 	struct vfio_group_status st = {.argsz = sizeof(st)};
 	char path[PATH_MAX];
 	unsigned int i;
+	int e;
 
 	memset(d, 0, sizeof(*d));
 	d->container = d->group = d->device = d->msi_fd = -1;
@@ -73,8 +74,11 @@ int vfio_dev_open(struct vfio_dev *d, const char *uuid)
 	}
 	d->device = ioctl(d->group, VFIO_GROUP_GET_DEVICE_FD, uuid);
 	if (d->device < 0) {
-		diag("VFIO_GROUP_GET_DEVICE_FD %s: %s", uuid, strerror(errno));
-		goto fail;
+		e = errno;
+		diag("VFIO_GROUP_GET_DEVICE_FD %s: %s", uuid, strerror(e));
+		vfio_dev_close(d);
+		errno = e; /* the open's own error, for the tests */
+		return -1;
 	}
 	d->info.argsz = sizeof(d->info);
 	if (ioctl(d->device, VFIO_DEVICE_GET_INFO, &d->info) < 0) {

@@ -72,4 +72,7 @@ void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* vfio_hostile.c */
 int hostile_run(struct vfio_dev *d);
 
+/* vfio_ctl.c: this program as /dev/vgpu-ctl's daemon (no vgpud) */
+int ctl_run(const char *type4, const char *type8);
+
 #endif /* VFIO_DEV_H */

@@ -17,6 +17,11 @@
  *                                      device fails or is taken away;
  *                                      recover: until it fails and then
  *                                      is READY again and serves a NOP
+ *   vfio_user bar2 UUID                 BAR2 is per VFIO session: a past
+ *                                      user's bytes and kept mapping do
+ *                                      not reach the next user's
+ *   vfio_user ctl TYPE4 TYPE8           this program as vgpud on
+ *                                      /dev/vgpu-ctl (vfio_ctl.c)
  *
  * DIR is where the program and its script meet: the program creates
  * DIR/NAME at a step and waits for DIR/NAME.go before the next.
@@ -30,6 +35,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -337,6 +343,56 @@ static int cmd_reset(const char *uuid, const char *dir)
 }
 
 /*
+ * BAR2 per VFIO session (vgpud answers each close with a fresh memfd): a
+ * past user's bytes are not in the next user's BAR2, a mapping it kept
+ * past its close does not reach it, and the next user's channel works
+ * (the worker lays its ring out in the new memfd).
+ */
+static int cmd_bar2(const char *uuid)
+{
+	struct vfio_ring r;
+	struct vfio_dev d;
+	uint8_t *old, *cur;
+	off_t last;
+	int zero = 1, i;
+
+	if (open_with_channel(&d, uuid, &r) < 0)
+		return 1;
+	last = (off_t)d.bar2_size - 4096;
+	old = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, d.device,
+		   (off_t)d.region[VFIO_PCI_BAR2_REGION_INDEX].offset + last);
+	if (!tap(old != MAP_FAILED, "a second mapping of BAR2's last page")) {
+		vfio_dev_close(&d);
+		return 1;
+	}
+	memset(old, 0xa5, 4096);
+	tap(((uint8_t *)d.bar2)[last] == 0xa5,
+	    "a write there shows in the device's BAR2 mapping");
+	chan_close(&d, 0);
+	vfio_dev_close(&d); /* the second mapping stays */
+	if (!tap(vfio_dev_open(&d, uuid) == 0 && vfio_msi_enable(&d) == 0 &&
+			 vfio_map_bar2(&d) == 0,
+		 "the next user opens it (vgpud answered the close with a "
+		 "fresh BAR2 memfd) and maps BAR2"))
+		goto out;
+	cur = (uint8_t *)d.bar2 + last;
+	for (i = 0; i < 4096; i++)
+		zero &= cur[i] == 0;
+	memset(old, 0x3c, 4096);
+	tap(zero && cur[0] == 0,
+	    "the past user's bytes are not in the next user's BAR2, and its "
+	    "kept mapping does not reach it");
+	tap(chan_open(&d, 0, &r) == 0 && nop(&d, &r) == 0,
+	    "the next user's channel 0 opens (its ring in the fresh memfd) "
+	    "and serves a NOP");
+	chan_close(&d, 0);
+	vfio_dev_close(&d);
+out:
+	munmap(old, 4096);
+	return tap_failed ? 1 : 0;
+}
+
+/*
  * Holds the device open with channel 0 open, reporting what it sees (one
  * line per change) until the device fails or is taken away (the module's
  * request, or reads failing), or, in recover mode, until it is READY
@@ -405,8 +461,9 @@ out:
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: vfio_user basic|regs|hostile UUID, "
-		"reset UUID DIR, hold UUID DIR SECONDS error|recover "
+		"usage: vfio_user basic|regs|hostile|bar2 UUID, "
+		"reset UUID DIR, hold UUID DIR SECONDS error|recover, "
+		"ctl TYPE4 TYPE8 "
 		"(see the comment at the top of tests/vm/vfio_user.c)\n");
 	return 2;
 }
@@ -427,6 +484,10 @@ int main(int argc, char **argv)
 		return cmd_regs(argv[2]);
 	if (!strcmp(argv[1], "reset") && argc == 4)
 		return cmd_reset(argv[2], argv[3]);
+	if (!strcmp(argv[1], "bar2"))
+		return cmd_bar2(argv[2]);
+	if (!strcmp(argv[1], "ctl") && argc == 4)
+		return ctl_run(argv[2], argv[3]) || tap_failed ? 1 : 0;
 	if (!strcmp(argv[1], "hold") && argc == 6)
 		return cmd_hold(argv[2], argv[3], atoi(argv[4]),
 				!strcmp(argv[5], "recover"));
