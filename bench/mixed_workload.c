@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One role of the mixed co-located workload (issue 7; scripts/
+ * sched-bench.sh runs the three roles at once under each configuration).
+ * An ordinary driver-API program: natively it uses the whole GPU (alone,
+ * time-sliced or as an MPS client), with VGPU=name and
+ * LD_LIBRARY_PATH=build/lib it runs on a vGPU.
+ *
+ *   mixed_workload ROLE KDIR [options]
+ *
+ * Roles:
+ *   lc        latency-critical: bursts of ON ms, OFF ms apart; in a burst
+ *             computeBound kernels of BLOCKS blocks, each launched and
+ *             waited for (its latency: launch to completion, host clock)
+ *   compute   batch: computeBound kernels of BLOCKS blocks, INFLIGHT
+ *             launched ahead, continuously (a job = one kernel)
+ *   memory    batch: saxpy over ELEMENTS floats (memory-bound: 12 bytes
+ *             moved per element), INFLIGHT ahead, continuously
+ *   calibrate-compute, calibrate-memory
+ *             the ITERS (ELEMENTS) for which one kernel takes TARGET ms
+ *             here (scaled from a first guess, three rounds)
+ *
+ * Options: --blocks N --iters N --elements N --inflight N --on-ms N
+ *          --off-ms N --seconds S --start EPOCH_MS --target-ms T
+ * The measurement runs from --start (wall clock, ms since the epoch, so
+ * that the three processes measure the same window) for --seconds;
+ * before it the role warms up.
+ *
+ * Lines for scripts:
+ *   lc kernels N p50_us P p99_us Q p999_us R max_us M on_ms A off_ms B
+ *   batch jobs N seconds S jobs_per_s R mean_ms M
+ *   calibrated iters N ms M            (or: elements N ms M)
+ */
+#include <stdbool.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "bench_common.h"
+
+#define MAX_INFLIGHT 16
+#define MAX_SAMPLES  (4 << 20)
+
+struct opts {
+	const char *role, *kdir;
+	int blocks, iters, inflight, on_ms, off_ms;
+	long elements;
+	double seconds, target_ms, start_ms;
+};
+
+struct gpu {
+	CUcontext ctx;
+	CUstream s;
+	CUfunction compute, saxpy;
+	CUdeviceptr out, x, y;
+	long out_elems, elements;
+};
+
+static double wall_ms(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return tv.tv_sec * 1e3 + tv.tv_usec / 1e3;
+}
+
+static CUfunction load(const char *kdir, const char *file, const char *name)
+{
+	char path[4096];
+	CUmodule mod;
+	CUfunction fn;
+	size_t len;
+	void *img;
+
+	snprintf(path, sizeof(path), "%s/%s", kdir, file);
+	img = bench_read_file(path, &len);
+	CHECK(cuModuleLoadData(&mod, img));
+	CHECK(cuModuleGetFunction(&fn, mod, name));
+	free(img);
+	return fn;
+}
+
+static void gpu_init(struct gpu *g, const struct opts *o)
+{
+	CUdevice dev;
+
+	CHECK(cuInit(0));
+	CHECK(cuDeviceGet(&dev, 0));
+	CHECK(cuDevicePrimaryCtxRetain(&g->ctx, dev));
+	CHECK(cuCtxSetCurrent(g->ctx));
+	CHECK(cuStreamCreate(&g->s, CU_STREAM_NON_BLOCKING));
+	g->compute = load(o->kdir, "compute_bound.cubin", "computeBound");
+	g->saxpy = load(o->kdir, "saxpy.cubin", "saxpy");
+	g->out_elems = (long)o->blocks * 256;
+	CHECK(cuMemAlloc(&g->out, g->out_elems * sizeof(float)));
+	g->elements = o->elements;
+	if (g->elements > 0) {
+		CHECK(cuMemAlloc(&g->x, g->elements * sizeof(float)));
+		CHECK(cuMemAlloc(&g->y, g->elements * sizeof(float)));
+		CHECK(cuMemsetD32(g->x, 0x3f800000u, g->elements)); /* 1.0f */
+		CHECK(cuMemsetD32(g->y, 0, g->elements));
+	}
+	CHECK(cuCtxSynchronize());
+}
+
+static void launch_compute(struct gpu *g, int blocks, int iters)
+{
+	void *args[] = {&g->out, &iters};
+
+	CHECK(cuLaunchKernel(g->compute, blocks, 1, 1, 256, 1, 1, 0, g->s, args,
+			     NULL));
+}
+
+static void launch_saxpy(struct gpu *g, long n)
+{
+	float a = 0.5f;
+	int ni = (int)n;
+	void *args[] = {&a, &g->x, &g->y, &ni};
+
+	CHECK(cuLaunchKernel(g->saxpy, (unsigned)((n + 255) / 256), 1, 1, 256,
+			     1, 1, 0, g->s, args, NULL));
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct(const double *v, long n, double p)
+{
+	long i = (long)(p * n); /* the ceiling of p * n, less one */
+
+	if ((double)i < p * n)
+		i++;
+	i--;
+
+	if (n <= 0)
+		return 0;
+	if (i < 0)
+		i = 0;
+	if (i >= n)
+		i = n - 1;
+	return v[i];
+}
+
+/* Sleep until wall time t (ms). */
+static void sleep_until(double t)
+{
+	double now;
+
+	while ((now = wall_ms()) < t)
+		usleep((useconds_t)((t - now) > 50 ? 50000 : (t - now) * 1e3));
+}
+
+static int run_lc(struct gpu *g, const struct opts *o)
+{
+	double *lat = malloc(MAX_SAMPLES * sizeof(double)), end, t0, t1;
+	double on = 0, off = 0, burst_end, mark;
+	long n = 0;
+
+	if (!lat)
+		return 1;
+	/* warm-up: a few kernels */
+	for (int i = 0; i < 50; i++) {
+		launch_compute(g, o->blocks, o->iters);
+		CHECK(cuStreamSynchronize(g->s));
+	}
+	sleep_until(o->start_ms);
+	end = o->start_ms + o->seconds * 1e3;
+	while (wall_ms() < end) {
+		mark = wall_ms();
+		burst_end = mark + o->on_ms;
+		while ((t0 = bench_now_ms()), wall_ms() < burst_end) {
+			launch_compute(g, o->blocks, o->iters);
+			CHECK(cuStreamSynchronize(g->s));
+			t1 = bench_now_ms();
+			if (n < MAX_SAMPLES)
+				lat[n++] = (t1 - t0) * 1e3;
+		}
+		on += wall_ms() - mark;
+		mark = wall_ms();
+		if (mark >= end)
+			break;
+		usleep((useconds_t)o->off_ms * 1000);
+		off += wall_ms() - mark;
+	}
+	qsort(lat, n, sizeof(double), cmp_double);
+	printf("lc kernels %ld p50_us %.1f p99_us %.1f p999_us %.1f max_us "
+	       "%.1f on_ms %.0f off_ms %.0f\n",
+	       n, pct(lat, n, 0.5), pct(lat, n, 0.99), pct(lat, n, 0.999),
+	       n ? lat[n - 1] : 0, on, off);
+	free(lat);
+	return 0;
+}
+
+/* Batch: keep inflight jobs queued; count the ones done in the window. */
+static int run_batch(struct gpu *g, const struct opts *o, bool memory)
+{
+	CUevent ev[MAX_INFLIGHT];
+	double t_start = 0, end;
+	long jobs = 0, issued = 0, done = 0;
+	int k = o->inflight, i;
+
+	for (i = 0; i < k; i++)
+		CHECK(cuEventCreate(&ev[i], CU_EVENT_DISABLE_TIMING));
+	/* warm-up, and run until the window opens */
+	while (wall_ms() < o->start_ms || issued < 3) {
+		if (issued - done == k) {
+			CHECK(cuEventSynchronize(ev[done % k]));
+			done++;
+		}
+		if (memory)
+			launch_saxpy(g, g->elements);
+		else
+			launch_compute(g, o->blocks, o->iters);
+		CHECK(cuEventRecord(ev[issued % k], g->s));
+		issued++;
+	}
+	t_start = wall_ms();
+	end = o->start_ms + o->seconds * 1e3;
+	while (wall_ms() < end) {
+		if (issued - done == k) {
+			CHECK(cuEventSynchronize(ev[done % k]));
+			done++;
+			jobs++;
+		}
+		if (memory)
+			launch_saxpy(g, g->elements);
+		else
+			launch_compute(g, o->blocks, o->iters);
+		CHECK(cuEventRecord(ev[issued % k], g->s));
+		issued++;
+	}
+	t_start = wall_ms() - t_start;
+	CHECK(cuStreamSynchronize(g->s));
+	for (i = 0; i < k; i++)
+		CHECK(cuEventDestroy(ev[i]));
+	printf("batch jobs %ld seconds %.3f jobs_per_s %.2f mean_ms %.4f\n",
+	       jobs, t_start / 1e3, jobs / (t_start / 1e3),
+	       jobs ? t_start / jobs : 0);
+	return 0;
+}
+
+/* Milliseconds of one kernel (median of 5, each 3 launches / 3). */
+static double time_one(struct gpu *g, bool memory, int iters, long n,
+		       int blocks)
+{
+	double t[5];
+
+	for (int r = 0; r < 5; r++) {
+		double t0 = bench_now_ms();
+
+		for (int i = 0; i < 3; i++) {
+			if (memory)
+				launch_saxpy(g, n);
+			else
+				launch_compute(g, blocks, iters);
+		}
+		CHECK(cuStreamSynchronize(g->s));
+		t[r] = (bench_now_ms() - t0) / 3;
+	}
+	return bench_median(t, 5);
+}
+
+static int calibrate(struct gpu *g, const struct opts *o, bool memory)
+{
+	double ms;
+	int iters = o->iters;
+	long n = g->elements;
+
+	time_one(g, memory, iters, n, o->blocks); /* warm-up */
+	for (int round = 0; round < 3; round++) {
+		ms = time_one(g, memory, iters, n, o->blocks);
+		if (ms <= 0)
+			break;
+		if (memory) {
+			long want = (long)(n * o->target_ms / ms);
+
+			n = want < 1024		 ? 1024
+			    : want > g->elements ? g->elements
+						 : want;
+		} else {
+			double want = iters * o->target_ms / ms;
+
+			iters = want < 1     ? 1
+				: want > 2e9 ? 2000000000
+					     : (int)want;
+		}
+	}
+	ms = time_one(g, memory, iters, n, o->blocks);
+	if (memory)
+		printf("calibrated elements %ld ms %.4f\n", n, ms);
+	else
+		printf("calibrated iters %d ms %.4f\n", iters, ms);
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: mixed_workload lc|compute|memory|calibrate-compute|"
+		"calibrate-memory KDIR\n"
+		"       [--blocks N] [--iters N] [--elements N] [--inflight "
+		"N]\n"
+		"       [--on-ms N] [--off-ms N] [--seconds S] [--start "
+		"EPOCH_MS]"
+		"\n       [--target-ms T]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.blocks = 64,
+			 .iters = 4000,
+			 .inflight = 2,
+			 .on_ms = 100,
+			 .off_ms = 100,
+			 .elements = 1 << 24,
+			 .seconds = 10,
+			 .target_ms = 1};
+	struct gpu g;
+
+	if (argc < 3)
+		usage();
+	o.role = argv[1];
+	o.kdir = argv[2];
+	for (int i = 3; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!v)
+			usage();
+		if (!strcmp(a, "--blocks"))
+			o.blocks = atoi(v);
+		else if (!strcmp(a, "--iters"))
+			o.iters = atoi(v);
+		else if (!strcmp(a, "--elements"))
+			o.elements = atol(v);
+		else if (!strcmp(a, "--inflight"))
+			o.inflight = atoi(v);
+		else if (!strcmp(a, "--on-ms"))
+			o.on_ms = atoi(v);
+		else if (!strcmp(a, "--off-ms"))
+			o.off_ms = atoi(v);
+		else if (!strcmp(a, "--seconds"))
+			o.seconds = atof(v);
+		else if (!strcmp(a, "--start"))
+			o.start_ms = atof(v);
+		else if (!strcmp(a, "--target-ms"))
+			o.target_ms = atof(v);
+		else
+			usage();
+		i++;
+	}
+	if (o.blocks < 1 || o.iters < 1 || o.inflight < 1 ||
+	    o.inflight > MAX_INFLIGHT || o.elements < 1024 ||
+	    o.elements > (1l << 30) || o.seconds <= 0 || o.target_ms <= 0)
+		usage();
+	if (!o.start_ms)
+		o.start_ms = wall_ms() + 1000;
+	if (strcmp(o.role, "memory") && strcmp(o.role, "calibrate-memory"))
+		o.elements = 0;
+	gpu_init(&g, &o);
+	if (!strcmp(o.role, "lc"))
+		return run_lc(&g, &o);
+	if (!strcmp(o.role, "compute"))
+		return run_batch(&g, &o, false);
+	if (!strcmp(o.role, "memory"))
+		return run_batch(&g, &o, true);
+	if (!strcmp(o.role, "calibrate-compute"))
+		return calibrate(&g, &o, false);
+	if (!strcmp(o.role, "calibrate-memory"))
+		return calibrate(&g, &o, true);
+	usage();
+	return 2;
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vgpud's scheduler (docs/DESIGN.md, "Scheduling"):
+ *
+ *   daemon_sched.c        per GPU a policy (static, fair, priority), per
+ *                         vGPU its min/max/weight/priority; the workers'
+ *                         activity edges (VGPU_CTL_ACTIVITY) say who has
+ *                         work; plan_policy.c says who holds how many SM
+ *                         groups; resizes (daemon_resize.c) and holds
+ *                         (VGPU_CTL_SCHED) make it so. Admission of a
+ *                         create, waiting for lent SMs to come back.
+ *   daemon_sched_admin.c  vgpu-admin policy (POLICY) and the scheduler's
+ *                         view (SCHED); the state file's policy objects.
+ *
+ * It runs in vgpud's loop: an event (an edge, a resize done, a change of
+ * policy) marks it dirty and it runs at the end of that turn; otherwise
+ * it runs every SCHED_TICK_MS while a GPU has a dynamic policy.
+ */
+#ifndef VGPU_DAEMON_SCHED_H
+#define VGPU_DAEMON_SCHED_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon.h"
+#include "plan_policy.h"
+
+#define SCHED_DWELL_MS	       100 /* defaults of a GPU's policy */
+#define SCHED_QUANTUM_MS       50
+#define SCHED_RECLAIM_BOUND_MS 20
+#define SCHED_IDLE_MS	       5     /* no work this long: idle */
+#define SCHED_TICK_MS	       20    /* its period, while it matters */
+#define SCHED_CREATE_WAIT_MS   10000 /* a create waits for lent SMs */
+#define SCHED_HOLD_MAX_MS      5000  /* a hold not renewed ends then */
+
+/* One vGPU's policy and the scheduler's view of it (v->sched). */
+struct daemon_sched_vgpu {
+	/* policy, in SMs as given; 0 = the default */
+	uint32_t min_sms, max_sms, weight, prio;
+	uint32_t base_sms; /* its size: create, blueprint, resize */
+	/* its worker */
+	pid_t pid;	 /* the worker configured for edges; 0: none yet */
+	uint32_t seq;	 /* of the last SCHED sent */
+	bool edges;	 /* it reports activity edges */
+	bool runnable;	 /* has work */
+	int64_t idle_ms; /* went idle then */
+	int64_t busy_ms; /* went busy then */
+	bool edge_plan;	 /* no plan since that busy edge */
+	bool hold;	 /* asked to hold */
+	int64_t hold_sent_ms;
+	bool held, drained; /* what it said */
+	uint32_t queue;	    /* its last queue depth */
+	uint32_t drain_est_ms;
+	uint32_t last_drain_us;
+	/* the policy's */
+	int64_t changed_ms;
+	bool active;
+	int64_t turn_ms;
+	uint64_t vtime;
+	uint32_t target, share, ideal, why; /* groups */
+	bool resizing; /* the resize in flight is the scheduler's */
+	/* reclaims: from a busy edge until it is back at its guarantee */
+	int64_t reclaim_ms;
+	uint32_t reclaims, last_reclaim_us, max_reclaim_us, turns;
+	/* what it lent and borrowed (SMs x ms), counted at each run */
+	int64_t acct_ms;
+	uint64_t lent_sm_ms, borrowed_sm_ms;
+};
+
+/* A create waiting for lent SMs to come back. */
+struct daemon_sched_wait {
+	struct daemon_sched_wait *next;
+	struct daemon_conn *conn;
+	struct vgpu_admin_request req;
+	uint32_t groups; /* it needs free */
+	int64_t deadline;
+};
+
+struct daemon_sched_gpu {
+	uint32_t mode; /* enum policy_mode */
+	uint32_t quantum_ms, dwell_ms, reclaim_bound_ms;
+	bool overcommit;
+	uint32_t resizes;
+	uint32_t runnable;
+	bool timeslicing;
+};
+
+struct daemon_sched {
+	struct daemon_sched_gpu gpu[VGPU_MAX_GPUS];
+	struct daemon_sched_wait *waits;
+	bool dirty;	 /* run at the end of this turn */
+	int64_t next_ms; /* and at the latest then; 0: not needed */
+	uint32_t seq;
+};
+
+/* ---- daemon_sched.c ---- */
+/* After the probe: every GPU gets opts.policy (default static). */
+int daemon_sched_init(struct daemon *d, char *err, size_t errlen);
+void daemon_sched_fini(struct daemon *d);
+/* v's scheduler state, made on first use with the defaults. */
+struct daemon_sched_vgpu *daemon_sched_vgpu(struct daemon_vgpu *v);
+void daemon_sched_vgpu_free(struct daemon *d, struct daemon_vgpu *v);
+/* A vGPU just created by admin_create (req: its CREATE). */
+void daemon_sched_vgpu_new(struct daemon *d, struct daemon_vgpu *v,
+			   const struct vgpu_admin_request *req);
+/* VGPU_CTL_ACTIVITY from v's worker. */
+void daemon_sched_activity(struct daemon *d, struct daemon_vgpu *v,
+			   const struct vgpu_ctl_activity *a);
+/* A load window arrived (daemon_load.c). */
+void daemon_sched_load(struct daemon *d, struct daemon_vgpu *v);
+/* A resize of v ended (ok: it holds the new groups). */
+void daemon_sched_resized(struct daemon *d, struct daemon_vgpu *v, bool ok);
+/* The loop: run when due; the next time it wants to run (0: none). */
+void daemon_sched_timers(struct daemon *d, int64_t now);
+int64_t daemon_sched_deadline(struct daemon *d);
+/* vgpud shuts down: answer the creates that wait. */
+void daemon_sched_close_waiters(struct daemon *d);
+/*
+ * CREATE and PLAN_CHECK: the policy fields and the GPU's admission.
+ * Returns true when it answered (or parked) c; false to go on with the
+ * plain create, whose gpu it may have chosen in *req.
+ */
+bool daemon_sched_create(struct daemon *d, struct daemon_conn *c,
+			 struct vgpu_admin_request *req, bool check_only);
+/* RESIZE within min_sms .. max_sms (and admitted); answers c if not. */
+bool daemon_sched_resize_ok(struct daemon *d, struct daemon_conn *c,
+			    struct daemon_vgpu *v,
+			    const struct vgpu_admin_request *req);
+
+/* The policy in groups, as plan_policy.h wants it (the GPU's view). */
+void daemon_sched_policy_of(struct daemon *d, struct daemon_vgpu *v,
+			    struct policy_vgpu *out);
+void daemon_sched_gpu_of(struct daemon *d, uint32_t gpu,
+			 struct policy_gpu *out);
+/* Every vGPU of gpu on regular groups, as policy_vgpus (max n). */
+uint32_t daemon_sched_collect(struct daemon *d, uint32_t gpu,
+			      struct policy_vgpu *pv, struct daemon_vgpu **vs,
+			      uint32_t n);
+/* Mark the scheduler to run at the end of this turn. */
+void daemon_sched_kick(struct daemon *d);
+
+/* ---- daemon_sched_admin.c ---- */
+void daemon_sched_policy_admin(struct daemon *d, struct daemon_conn *c,
+			       const struct vgpu_admin_request *req);
+void daemon_sched_show_admin(struct daemon *d, struct daemon_conn *c,
+			     const struct vgpu_admin_request *req);
+/* The state file: a vGPU's "policy" object (NULL: all defaults), and
+ * the "scheduler" array of the GPUs' policies. */
+json_t *daemon_sched_vgpu_json(const struct daemon_vgpu *v);
+int daemon_sched_vgpu_from_json(struct daemon *d, struct daemon_vgpu *v,
+				json_t *j, char *err, size_t errlen);
+json_t *daemon_sched_json(const struct daemon *d);
+int daemon_sched_from_json(struct daemon *d, json_t *j, char *err,
+			   size_t errlen);
+
+#endif /* VGPU_DAEMON_SCHED_H */

@@ -1,0 +1,415 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# scripts/sched-bench.sh [--quick] [--sim]: issue 7's mixed co-located
+# workload, on the GPU machine after `make all` (about 4 minutes on an
+# H100; also called by `scripts/gpu-check.sh --bench-only`). Three
+# processes of bench/mixed_workload at once, the same work in every
+# configuration:
+#   lc       latency-critical: bursts of 64-block computeBound kernels,
+#            each launched and waited for, ON_MS on, OFF_MS off
+#   compute  batch: computeBound kernels of BATCH_BLOCKS blocks, about
+#            1 ms each on its static slice, back to back (2 in flight)
+#   memory   batch: saxpy (12 bytes per element), about 1 ms each on its
+#            static slice, back to back
+# (The reclaim bound stays at its default, 20 ms: with long compute
+# kernels the scheduler stops lending lc's SMs to it; the lent% column
+# shows that.)
+# Configurations:
+#   timeslice  three native processes, no MPS: the driver time-slices
+#   mps        three native MPS clients, no slices
+#   static     three vGPUs (vgpud, MPS): lc LC_SMS, compute COMPUTE_SMS,
+#              memory MEMORY_SMS SMs, policy static
+#   fair       the same vGPUs under fair (lc lends down to LC_MIN SMs
+#              while idle; memory capped at its size: SMs do not help it)
+#   priority   the same under priority, lc high
+# plus lc alone on its slice (the "solo" baseline), and under priority
+# the lc p99 against the compute kernel's length (0.1 to 10 ms).
+# Kernel sizes are calibrated once, on the static slices, and then fixed.
+# Energy: nvidia-smi's total energy counter around each window, or its
+# power draw sampled every 100 ms (the whole GPU; per job = divided by the
+# batch jobs). Prints a table and RESULT
+# lines; asserts nothing (exit 1 only when something fails to run).
+#
+#   --quick  short windows, two curve points (a check that it runs)
+#   --sim    on the simulator, for the script's own test: no GPU figure
+#            comes from it (and no native configurations)
+# Knobs (environment): SECONDS_PER_RUN (12), CURVE_SECONDS (6),
+# LC_SMS (32), LC_MIN (8), COMPUTE_SMS (48), MEMORY_SMS (40), DWELL_MS
+# (20), ON_MS (100), OFF_MS (100), LC_TARGET_MS (0.05), BATCH_BLOCKS (2112).
+# Logs: $BUILD/sched-bench (and $OUT/sched-bench.tgz under the device
+# tool).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${BUILD:-build}
+BIN=$BUILD/bin
+KDIR=$BUILD/kernels
+MW=$BUILD/bench/mixed_workload
+LOG=$BUILD/sched-bench
+QUICK=0
+SIM=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) QUICK=1; shift ;;
+	--sim) SIM=1; shift ;;
+	*) echo "usage: $0 [--quick] [--sim]" >&2; exit 2 ;;
+	esac
+done
+SECS=${SECONDS_PER_RUN:-12}
+CURVE_SECS=${CURVE_SECONDS:-6}
+CURVE="0.1 0.3 1 3 10"
+LC_SMS=${LC_SMS:-32}
+LC_MIN=${LC_MIN:-8}
+COMPUTE_SMS=${COMPUTE_SMS:-48}
+MEMORY_SMS=${MEMORY_SMS:-40}
+DWELL_MS=${DWELL_MS:-20}
+ON_MS=${ON_MS:-100}
+OFF_MS=${OFF_MS:-100}
+LC_BLOCKS=64
+LC_TARGET_MS=${LC_TARGET_MS:-0.05}
+BATCH_BLOCKS=${BATCH_BLOCKS:-2112}
+MEM_MAX_ELEMENTS=$((1 << 28)) # 1 GiB per array at most
+STARTUP_MS=4000 # for the three processes to be ready before the window
+GUESS_ITERS=20000 # first guesses of the calibration
+GUESS_LC_ITERS=2000
+if [ $QUICK = 1 ]; then
+	SECS=3
+	CURVE_SECS=2
+	CURVE="0.1 3"
+fi
+if [ $SIM = 1 ]; then
+	SECS=2
+	CURVE_SECS=1
+	CURVE="1"
+	BATCH_BLOCKS=64
+	MEM_MAX_ELEMENTS=$((1 << 18))
+	LC_BLOCKS=8
+	STARTUP_MS=3000
+	GUESS_ITERS=50
+	GUESS_LC_ITERS=5
+	export VGPU_SIM_SMS=132 VGPU_SIM_MEMORY=16G VGPU_KERNEL_DIR=$KDIR
+fi
+
+say() { printf '[%6.1fs] %s\n' "$SECONDS" "$*"; }
+die() { echo "sched-bench: $*" >&2; exit 1; }
+pack_logs() {
+	[ -n "${OUT:-}" ] || return 0
+	tar -czf "$OUT/sched-bench.tgz" -C "$BUILD" sched-bench 2>/dev/null
+	cp "$LOG/summary.txt" "$OUT/sched-bench-summary.txt" 2>/dev/null
+	return 0
+}
+
+if [ $SIM = 0 ]; then
+	command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 ||
+		die "no NVIDIA GPU here (nvidia-smi -L failed); --sim runs it on the simulator"
+	command -v nvidia-cuda-mps-control >/dev/null ||
+		die "nvidia-cuda-mps-control not found"
+fi
+for f in "$MW" "$BIN/vgpud" "$BIN/vgpu-admin" "$BUILD/lib/libcuda.so.1" \
+	"$KDIR/compute_bound.cubin" "$KDIR/saxpy.cubin"; do
+	[ -e "$f" ] || die "$f is missing (run make all)"
+done
+id vgpu >/dev/null 2>&1 ||
+	useradd --system --no-create-home --shell /usr/sbin/nologin vgpu
+rm -rf "$LOG"
+mkdir -p "$LOG"
+[ $SIM = 0 ] && nvidia-smi -L | tee "$LOG/gpu.txt"
+
+. scripts/gpu-lib.sh # start_vgpud, stop_vgpud (RUN, VGPUD_PID)
+if [ $SIM = 1 ]; then
+	# the same private vgpud, on the simulator
+	# shellcheck disable=SC2120 # options, as gpu-lib.sh's
+	start_vgpud() {
+		RUN=$(mktemp -d /tmp/vgpu-sim.XXXXXX)
+		chmod 755 "$RUN"
+		"$BIN/vgpud" --run-dir "$RUN" --backend sim --worker-user vgpu \
+			"$@" >>"$LOG/vgpud.log" 2>&1 &
+		VGPUD_PID=$!
+		for _ in $(seq 300); do
+			"$BIN/vgpu-admin" --run-dir "$RUN" list >/dev/null 2>&1 &&
+				return 0
+			sleep 0.1
+		done
+		die "vgpud did not start (see $LOG/vgpud.log)"
+	}
+fi
+MPSDIR=
+cleanup() {
+	stop_vgpud
+	if [ -n "$MPSDIR" ]; then
+		echo quit | CUDA_MPS_PIPE_DIRECTORY=$MPSDIR \
+			nvidia-cuda-mps-control >/dev/null 2>&1
+		rm -rf "$MPSDIR"
+	fi
+	pack_logs
+}
+trap cleanup EXIT
+admin() { timeout 90 "$BIN/vgpu-admin" --run-dir "$RUN" "$@"; }
+
+# How a role runs: HOW VGPU COMMAND... (native ones ignore VGPU)
+on_vgpu() {
+	local v=$1
+	shift
+	VGPU=$v VGPU_SOCKET=$RUN/client.sock LD_LIBRARY_PATH=$BUILD/lib "$@"
+}
+native() { shift; "$@"; }
+mps_client() {
+	shift
+	CUDA_MPS_PIPE_DIRECTORY=$MPSDIR CUDA_MPS_LOG_DIRECTORY=$MPSDIR/log "$@"
+}
+energy_mj() { # the GPU's energy counter (mJ), or empty
+	[ $SIM = 1 ] && return 0
+	nvidia-smi -i 0 --query-gpu=total_energy_consumption \
+		--format=csv,noheader,nounits 2>/dev/null | head -n 1 | tr -d ' '
+}
+# energy_start TAG / energy_stop SECONDS: the GPU's energy over a window
+# (mJ): its counter when nvidia-smi has one, else power.draw sampled every
+# 100 ms and integrated
+energy_start() {
+	EN_PID=
+	EN0=$(energy_mj)
+	[[ "$EN0" =~ ^[0-9]+$ ]] && return 0
+	EN0=
+	[ $SIM = 1 ] && return 0
+	nvidia-smi -i 0 --query-gpu=power.draw --format=csv,noheader,nounits \
+		-lms 100 >"$LOG/power.$1.csv" 2>/dev/null &
+	EN_PID=$!
+	EN_FILE=$LOG/power.$1.csv
+}
+energy_stop() {
+	local e1
+	if [ -n "$EN0" ]; then
+		e1=$(energy_mj)
+		[[ "$e1" =~ ^[0-9]+$ ]] && echo $((e1 - EN0))
+		return 0
+	fi
+	[ -n "$EN_PID" ] || return 0
+	kill "$EN_PID" 2>/dev/null
+	wait "$EN_PID" 2>/dev/null
+	awk -v s="$1" '$1 + 0 > 0 {sum += $1; n++}
+		END {if (n) printf "%d\n", sum / n * s * 1000}' "$EN_FILE"
+}
+now_ms() { date +%s%3N; }
+sleep_until() { # EPOCH_MS
+	local left=$(($1 - $(now_ms)))
+	[ $left -gt 0 ] && sleep "$(awk -v l=$left 'BEGIN{print l/1000}')"
+	return 0
+}
+field() { # FILE KEY: the number after KEY on the line
+	awk -v k="$2" '{for (i = 1; i < NF; i++) if ($i == k) {print $(i+1); exit}}' "$1"
+}
+lent_sm_s() { # VGPU: SM-seconds it has lent so far (vgpud's count)
+	admin policy --json 2>/dev/null | python3 -c '
+import json, sys
+for v in json.load(sys.stdin)["vgpus"]:
+	if v["name"] == sys.argv[1]:
+		print(v["lent_sm_s"])' "$1"
+}
+
+# window TAG HOW [ROLES] [COMPUTE_ITERS]: lc, compute and memory (or
+# only ROLES) at once for SECS; one row into $LOG/rows
+window() {
+	local tag=$1 how=$2 roles=${3:-"lc compute memory"} citers=${4:-$ITERS_B}
+	local secs=${WINDOW_SECS:-$SECS} start en r pids=() ok=1
+	start=$(($(now_ms) + STARTUP_MS))
+	for r in $roles; do
+		case $r in
+		lc) $how lc "$MW" lc "$KDIR" --blocks $LC_BLOCKS --iters \
+			"$ITERS_LC" --on-ms $ON_MS --off-ms $OFF_MS --seconds \
+			"$secs" --start $start ;;
+		compute) $how compute "$MW" compute "$KDIR" --blocks \
+			$BATCH_BLOCKS --iters "$citers" --seconds "$secs" \
+			--start $start ;;
+		memory) $how memory "$MW" memory "$KDIR" --elements \
+			"$ELEMENTS" --seconds "$secs" --start $start ;;
+		esac >"$LOG/$tag.$r.log" 2>&1 &
+		pids+=($!)
+	done
+	sleep_until $start
+	energy_start "$tag"
+	LENT0=$( [ -n "${VGPUD_PID:-}" ] && lent_sm_s lc)
+	sleep "$secs"
+	en=$(energy_stop "$secs")
+	LENT1=$( [ -n "${VGPUD_PID:-}" ] && lent_sm_s lc)
+	for r in "${pids[@]}"; do
+		timeout 120 tail --pid="$r" -f /dev/null
+		wait "$r" || ok=0
+	done
+	if [ $ok = 0 ]; then
+		say "FAIL $tag: a role failed (logs: $LOG/$tag.*.log)"
+		tail -n 3 "$LOG/$tag".*.log
+		FAILED=1
+	fi
+	local cj mj lp50 lp99 lk off
+	cj=$(field "$LOG/$tag.compute.log" jobs_per_s 2>/dev/null)
+	mj=$(field "$LOG/$tag.memory.log" jobs_per_s 2>/dev/null)
+	lp50=$(field "$LOG/$tag.lc.log" p50_us 2>/dev/null)
+	lp99=$(field "$LOG/$tag.lc.log" p99_us 2>/dev/null)
+	lk=$(field "$LOG/$tag.lc.log" kernels 2>/dev/null)
+	off=$(field "$LOG/$tag.lc.log" off_ms 2>/dev/null)
+	echo "$tag ${cj:--} ${mj:--} ${lp50:--} ${lp99:--} ${lk:--} ${en:--} $secs ${off:--} ${LENT0:--} ${LENT1:--}" \
+		>>"$LOG/rows"
+}
+
+FAILED=0
+: >"$LOG/rows"
+
+# ---- vGPUs, calibration, solo -------------------------------------------
+say "== vgpud ($([ $SIM = 1 ] && echo simulator || echo cuda, MPS)), three vGPUs, policy static"
+start_vgpud
+admin create lc --sms "$LC_SMS" --memory 2G >"$LOG/create.log" 2>&1 &&
+	admin create compute --sms "$COMPUTE_SMS" --memory 2G >>"$LOG/create.log" 2>&1 &&
+	admin create memory --sms "$MEMORY_SMS" --memory 4G >>"$LOG/create.log" 2>&1 ||
+	{ cat "$LOG/create.log"; die "could not create the vGPUs"; }
+cat "$LOG/create.log"
+say "calibrating: compute ~1 ms, memory ~1 ms, lc ~$LC_TARGET_MS ms on their slices"
+on_vgpu compute "$MW" calibrate-compute "$KDIR" --blocks $BATCH_BLOCKS \
+	--iters $GUESS_ITERS --target-ms 1 | tee "$LOG/cal.compute.log"
+on_vgpu memory "$MW" calibrate-memory "$KDIR" --elements $MEM_MAX_ELEMENTS \
+	--target-ms 1 | tee "$LOG/cal.memory.log"
+on_vgpu lc "$MW" calibrate-compute "$KDIR" --blocks $LC_BLOCKS --iters $GUESS_LC_ITERS \
+	--target-ms "$LC_TARGET_MS" | tee "$LOG/cal.lc.log"
+ITERS_B=$(field "$LOG/cal.compute.log" iters)
+ELEMENTS=$(field "$LOG/cal.memory.log" elements)
+ITERS_LC=$(field "$LOG/cal.lc.log" iters)
+[ -n "$ITERS_B" ] && [ -n "$ELEMENTS" ] && [ -n "$ITERS_LC" ] ||
+	die "calibration failed (logs: $LOG/cal.*.log)"
+echo "iters_batch $ITERS_B elements $ELEMENTS iters_lc $ITERS_LC" >"$LOG/sizes"
+
+say "== lc alone on its $LC_SMS-SM slice (solo)"
+window solo on_vgpu lc
+say "== static"
+window static on_vgpu
+say "== fair (lc lends down to $LC_MIN SMs; dwell $DWELL_MS ms)"
+admin policy lc --min-sms "$LC_MIN" --max-sms "$LC_SMS" >/dev/null &&
+	admin policy compute --min-sms 8 >/dev/null &&
+	admin policy memory --min-sms 8 --max-sms "$MEMORY_SMS" >/dev/null &&
+	admin policy --gpu 0 --mode fair --dwell "$DWELL_MS" |
+		tee -a "$LOG/policy.log" ||
+	{ FAILED=1; say "FAIL setting the fair policy"; }
+window fair on_vgpu
+admin policy >"$LOG/fair.policy.txt" 2>&1
+say "== priority (lc high)"
+admin policy lc --priority high >/dev/null &&
+	admin policy --gpu 0 --mode priority | tee -a "$LOG/policy.log" ||
+	{ FAILED=1; say "FAIL setting the priority policy"; }
+window priority on_vgpu
+admin policy >"$LOG/priority.policy.txt" 2>&1
+for len in $CURVE; do
+	it=$(awk -v i="$ITERS_B" -v l="$len" 'BEGIN{printf "%d", i * l}')
+	say "== priority, compute kernels of $len ms ($it iters)"
+	WINDOW_SECS=$CURVE_SECS window "curve_$len" on_vgpu \
+		"lc compute memory" "$it"
+done
+cp "$RUN/state.json" "$LOG/" 2>/dev/null
+stop_vgpud
+
+# ---- without vgpud ------------------------------------------------------------
+if [ $SIM = 0 ]; then
+	say "== timeslice: three native processes, no MPS"
+	window timeslice native
+	say "== mps: three native MPS clients, no slices"
+	MPSDIR=$(mktemp -d /tmp/vgpu-mps.XXXXXX)
+	mkdir -p "$MPSDIR/log"
+	CUDA_MPS_PIPE_DIRECTORY=$MPSDIR CUDA_MPS_LOG_DIRECTORY=$MPSDIR/log \
+		nvidia-cuda-mps-control -d || die "MPS did not start"
+	window mps mps_client
+	echo quit | CUDA_MPS_PIPE_DIRECTORY=$MPSDIR nvidia-cuda-mps-control
+	rm -rf "$MPSDIR"
+	MPSDIR=
+fi
+
+# ---- the table and the goals -----------------------------------------------------
+python3 - "$LOG/rows" "$LC_SMS" "$SIM" >"$LOG/summary.txt" <<'EOF'
+import sys
+rows, lc_sms, sim = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "1"
+R = {}
+for line in open(rows):
+    f = line.split()
+    num = lambda x: None if x == "-" else float(x)
+    R[f[0]] = dict(c=num(f[1]), m=num(f[2]), p50=num(f[3]), p99=num(f[4]),
+                   k=num(f[5]), e=num(f[6]), secs=num(f[7]), off=num(f[8]),
+                   lent0=num(f[9]), lent1=num(f[10]))
+def tput(r):
+    return (r["c"] or 0) + (r["m"] or 0)
+def jobs(r):
+    return tput(r) * r["secs"]
+def fmt(x, f="%.1f"):
+    return "-" if x is None else f % x
+out = []
+if sim:
+    out.append("SIMULATOR RUN: a check of the script; no figure here is a GPU figure")
+st = R.get("static")
+solo = R.get("solo")
+mps = R.get("mps")
+out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s" % (
+    "config", "compute/s", "memory/s", "jobs/s", "vs stat", "lc p50us",
+    "lc p99us", "p99/solo", "mps/p99", "energy J", "J/job", "lent%"))
+def lent(r):
+    # of the SM time lc left idle (its SMs x its off time), the part the
+    # scheduler lent out (vgpud's count over the same window)
+    if r["lent0"] is None or r["lent1"] is None or not r["off"]:
+        return None
+    idle = lc_sms * r["off"] / 1000.0
+    return 100.0 * (r["lent1"] - r["lent0"]) / idle if idle else None
+for name in ["solo", "timeslice", "mps", "static", "fair", "priority"] + \
+        sorted([k for k in R if k.startswith("curve_")],
+               key=lambda k: float(k[6:])):
+    r = R.get(name)
+    if not r:
+        continue
+    t = tput(r)
+    vs = t / tput(st) if st and tput(st) and name != "solo" else None
+    ps = r["p99"] / solo["p99"] if solo and r["p99"] and solo["p99"] else None
+    vm = mps["p99"] / r["p99"] if mps and r["p99"] and mps["p99"] else None
+    ej = r["e"] / 1000.0 if r["e"] is not None else None
+    jj = ej / jobs(r) if ej is not None and jobs(r) else None
+    out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s" % (
+        name, fmt(r["c"]), fmt(r["m"]), fmt(t if name != "solo" else None),
+        fmt(vs, "%.3fx"), fmt(r["p50"]), fmt(r["p99"]), fmt(ps, "%.2fx"),
+        fmt(vm, "%.0fx"), fmt(ej), fmt(jj, "%.4f"),
+        fmt(lent(r) if name not in ("solo", "static") else None, "%.0f")))
+    out.append("RESULT sched_bench config=%s compute_jobs_per_s=%s memory_jobs_per_s=%s "
+               "jobs_per_s=%s lc_p50_us=%s lc_p99_us=%s lc_kernels=%s energy_j=%s "
+               "j_per_job=%s" % (name, fmt(r["c"]), fmt(r["m"]), fmt(t), fmt(r["p50"]),
+                                 fmt(r["p99"]), fmt(r["k"], "%.0f"), fmt(ej),
+                                 fmt(jj, "%.5f")))
+def goal(name, value, want, ok):
+    out.append("RESULT goal %s %s (goal %s): %s" % (
+        name, value, want, "n/a" if ok is None else ("met" if ok else "MISSED")))
+fair, pri = R.get("fair"), R.get("priority")
+if fair and st and tput(st):
+    ratio = tput(fair) / tput(st)
+    goal("fair_throughput", "%.3fx static" % ratio, ">= 1.15x", ratio >= 1.15)
+    if fair["p99"] and st["p99"]:
+        goal("fair_lc_p99", "%.1f us vs static %.1f us" % (fair["p99"], st["p99"]),
+             "<= static", fair["p99"] <= st["p99"])
+if pri and solo and pri["p99"] and solo["p99"]:
+    r = pri["p99"] / solo["p99"]
+    goal("priority_lc_p99", "%.2fx solo (%.1f / %.1f us)" % (r, pri["p99"], solo["p99"]),
+         "<= 1.2x", r <= 1.2)
+if pri and lent(pri) is not None:
+    goal("priority_reclaim", "%.0f%% of lc's idle SM time lent" % lent(pri),
+         ">= 50%", lent(pri) >= 50)
+for name in ["static", "fair", "priority"]:
+    r = R.get(name)
+    if r and mps and r["p99"] and mps["p99"]:
+        x = mps["p99"] / r["p99"]
+        goal("%s_vs_mps" % name, "lc p99 %.0fx better than plain MPS" % x,
+             ">= 100x", x >= 100)
+curve = sorted([(float(k[6:]), R[k]["p99"]) for k in R if k.startswith("curve_")])
+if curve:
+    out.append("RESULT curve priority lc_p99_us by compute kernel ms: " +
+               " ".join("%g:%s" % (l, fmt(p)) for l, p in curve))
+    out.append("RESULT curve priority lent% by compute kernel ms: " +
+               " ".join("%g:%s" % (float(k[6:]), fmt(lent(R[k]), "%.0f"))
+                        for k in sorted([k for k in R if k.startswith("curve_")],
+                                        key=lambda k: float(k[6:]))))
+print("\n".join(out))
+EOF
+echo
+echo "== sched-bench ($([ $SIM = 1 ] && echo simulator ||
+	nvidia-smi --query-gpu=name,driver_version --format=csv,noheader))"
+echo "sizes: $(cat "$LOG/sizes"); lc $LC_SMS SMs (min $LC_MIN), compute $COMPUTE_SMS, memory $MEMORY_SMS; bursts $ON_MS/$OFF_MS ms; ${SECS} s windows"
+cat "$LOG/summary.txt"
+[ $FAILED = 0 ]
