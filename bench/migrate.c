@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a cross-GPU migration costs (issue 7 goal: an 8 GiB vGPU moved in
+ * at most 60 ms). A client of a vGPU (VGPU=name, LD_LIBRARY_PATH=
+ * build/lib; root, for vgpud's admin socket) fills GIB GiB of device
+ * memory with a pattern, then runs a chain of small dependent kernels,
+ * each launched and waited for (latency recorded), while a thread of the
+ * same program migrates the vGPU between GPU_A and GPU_B ROUNDS times
+ * through vgpud (VGPU_ADMIN_MIGRATE). At the end every byte is read back
+ * through the same pointers and checked, and the chain's order log too.
+ *
+ *   migrate CUBIN RUN_DIR GIB GPU_A GPU_B [ROUNDS [GAP_MS]]
+ *
+ * CUBIN is kernels/resize_seq.cubin. Lines for scripts:
+ *   migrate_ms p50 P max M count N      admin round trip per migration
+ *   total_ms p50 P max M                the worker's: prepare to thaw
+ *   blackout_ms p50 P max M             clients held (kernel boundary,
+ *                                       copy, remap, switch)
+ *   prepare_ms / quiesce_ms / copy_ms / remap_ms p50 P max M
+ *   copy_gbps p50 P                     GiB moved per second of copy
+ *   peer N of M                         migrations copied GPU to GPU
+ *   chain_us baseline p99 P max M; during p99 P max M
+ *   contents ok | contents FAILED ...   every byte after the last move
+ *   order ok | order FAILED ...
+ *   goal total_ms <= 60 for GIB GiB: met | not met (p50 P)
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <vgpu/admin.h>
+
+#include "bench_common.h"
+
+#define N	      1024
+#define MAX_ROUNDS    1000
+#define ADMIN_WAIT_MS 120000
+#define CHUNK	      (1ull << 30)
+
+struct mover {
+	const char *run_dir, *name;
+	uint32_t gpu[2];
+	int rounds, gap_ms, done, failed;
+	volatile int stop;
+	double admin_ms[MAX_ROUNDS];
+	struct vgpu_admin_state_result res[MAX_ROUNDS];
+	char last_error[VGPU_MESSAGE_MAX];
+};
+
+static int admin(const char *run_dir, const struct vgpu_admin_request *req,
+		 struct vgpu_admin_response *resp)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	struct pollfd p;
+	int fd;
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/admin.sock",
+		 run_dir);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		perror(addr.sun_path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	p.fd = fd;
+	p.events = POLLIN;
+	/* no VGPU_ADMIN_PROGRESS: the one packet is the answer */
+	if (send(fd, req, sizeof(*req), MSG_NOSIGNAL) != sizeof(*req) ||
+	    poll(&p, 1, ADMIN_WAIT_MS) != 1 ||
+	    recv(fd, resp, sizeof(*resp), 0) != sizeof(*resp)) {
+		fprintf(stderr, "no answer from vgpud\n");
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	resp->message[sizeof(resp->message) - 1] = '\0';
+	return 0;
+}
+
+static void *mover_main(void *arg)
+{
+	struct mover *m = arg;
+	struct vgpu_admin_response *resp = calloc(1, sizeof(*resp));
+	struct vgpu_admin_request q;
+	double t0;
+	int i;
+
+	if (!resp)
+		return NULL;
+	for (i = 0; i < m->rounds && !m->stop; i++) {
+		usleep((useconds_t)m->gap_ms * 1000);
+		memset(&q, 0, sizeof(q));
+		q.magic = VGPU_ADMIN_MAGIC;
+		q.major = VGPU_ADMIN_MAJOR;
+		q.minor = VGPU_ADMIN_MINOR;
+		q.op = VGPU_ADMIN_MIGRATE;
+		snprintf(q.name, sizeof(q.name), "%s", m->name);
+		q.gpu = m->gpu[(i + 1) % 2];
+		t0 = bench_now_ms();
+		if (admin(m->run_dir, &q, resp)) {
+			m->failed++;
+			break;
+		}
+		if (resp->status) {
+			m->failed++;
+			snprintf(m->last_error, sizeof(m->last_error), "%s",
+				 resp->message);
+			break;
+		}
+		m->admin_ms[m->done] = bench_now_ms() - t0;
+		m->res[m->done++] = resp->state.result;
+		printf("round %d: %s\n", i, resp->message);
+		fflush(stdout);
+	}
+	m->stop = 1;
+	free(resp);
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double quantile(double *v, int n, double p)
+{
+	int i;
+
+	if (n <= 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	i = (int)(p * n);
+	if ((double)i == p * n)
+		i--;
+	return v[i < 0 ? 0 : i >= n ? n - 1 : i];
+}
+
+static void print_stats(const char *label, double *v, int n)
+{
+	printf("%s p50 %.2f max %.2f\n", label, quantile(v, n, 0.5),
+	       quantile(v, n, 1.0));
+}
+
+/* The pattern of word i of chunk c: cuMemsetD32 writes it per chunk. */
+static unsigned int pattern(int c)
+{
+	return 0x5a000000u | (unsigned int)c * 0x10101u;
+}
+
+int main(int argc, char **argv)
+{
+	static struct mover m;
+	CUfunction fn;
+	CUstream s;
+	CUdeviceptr v, logp, smids, *chunk;
+	unsigned long long k = 0, *log;
+	unsigned int *host;
+	double *base, *during, t0, x[MAX_ROUNDS];
+	int gib, nbase = 2000, nd = 0, cap = 1 << 20, n = N, bad = 0, i;
+	size_t len, total_k;
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	pthread_t t;
+	void *img;
+
+	if (argc < 6) {
+		fprintf(stderr,
+			"usage: %s CUBIN RUN_DIR GIB GPU_A GPU_B [ROUNDS "
+			"[GAP_MS]]\n",
+			argv[0]);
+		return 2;
+	}
+	m.run_dir = argv[2];
+	m.name = getenv("VGPU");
+	gib = atoi(argv[3]);
+	m.gpu[0] = (uint32_t)atoi(argv[4]);
+	m.gpu[1] = (uint32_t)atoi(argv[5]);
+	m.rounds = argc > 6 ? atoi(argv[6]) : 6;
+	m.gap_ms = argc > 7 ? atoi(argv[7]) : 200;
+	if (!m.name || gib < 1 || gib > 512 || m.rounds < 1 ||
+	    m.rounds > MAX_ROUNDS || m.gap_ms < 0) {
+		fprintf(stderr, "VGPU must name the vGPU; GIB 1..512, ROUNDS "
+				"1..1000\n");
+		return 2;
+	}
+	base = calloc(nbase, sizeof(*base));
+	during = calloc(cap, sizeof(*during));
+	chunk = calloc(gib, sizeof(*chunk));
+	host = malloc(CHUNK);
+	if (!base || !during || !chunk || !host)
+		return 1;
+	img = bench_read_file(argv[1], &len);
+	CHECK(cuInit(0));
+	CHECK(cuDeviceGet(&dev, 0));
+	CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CHECK(cuCtxSetCurrent(ctx));
+	CHECK(cuModuleLoadData(&mod, img));
+	CHECK(cuModuleGetFunction(&fn, mod, "resizeSeqStep"));
+	CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	total_k = (size_t)nbase + (size_t)cap;
+	CHECK(cuMemAlloc(&v, N * sizeof(unsigned long long)));
+	CHECK(cuMemAlloc(&logp, (total_k + 1) * sizeof(*log)));
+	CHECK(cuMemAlloc(&smids, total_k * sizeof(unsigned int)));
+	CHECK(cuMemsetD8(v, 0, N * sizeof(unsigned long long)));
+	CHECK(cuMemsetD8(logp, 0, (total_k + 1) * sizeof(*log)));
+	for (i = 0; i < gib; i++) {
+		CHECK(cuMemAlloc(&chunk[i], CHUNK));
+		CHECK(cuMemsetD32(chunk[i], pattern(i), CHUNK / 4));
+	}
+	CHECK(cuCtxSynchronize());
+	printf("migrate: %d GiB filled, migrating between GPU %u and %u\n", gib,
+	       m.gpu[0], m.gpu[1]);
+	fflush(stdout);
+
+	for (i = 0; i < nbase; i++, k++) {
+		void *a[] = {&v, &n, &k, &logp, &smids};
+
+		t0 = bench_now_ms();
+		CHECK(cuLaunchKernel(fn, N / 256, 1, 1, 256, 1, 1, 0, s, a,
+				     NULL));
+		CHECK(cuStreamSynchronize(s));
+		base[i] = (bench_now_ms() - t0) * 1e3;
+	}
+	if (pthread_create(&t, NULL, mover_main, &m))
+		return 1;
+	while (!m.stop && nd < cap) {
+		void *a[] = {&v, &n, &k, &logp, &smids};
+
+		t0 = bench_now_ms();
+		CHECK(cuLaunchKernel(fn, N / 256, 1, 1, 256, 1, 1, 0, s, a,
+				     NULL));
+		CHECK(cuStreamSynchronize(s));
+		during[nd++] = (bench_now_ms() - t0) * 1e3;
+		k++;
+	}
+	m.stop = 1;
+	pthread_join(t, NULL);
+
+	/* every byte, through the same pointers */
+	for (i = 0; i < gib && !bad; i++) {
+		CHECK(cuMemcpyDtoH(host, chunk[i], CHUNK));
+		for (size_t w = 0; w < CHUNK / 4; w++) {
+			if (host[w] != pattern(i)) {
+				printf("contents FAILED: GiB %d word %zu is "
+				       "0x%08x, not 0x%08x\n",
+				       i, w, host[w], pattern(i));
+				bad = 1;
+				break;
+			}
+		}
+	}
+	if (!bad)
+		printf("contents ok: %d GiB intact after %d migrations\n", gib,
+		       m.done);
+	log = calloc(k + 1, sizeof(*log));
+	if (!log)
+		return 1;
+	CHECK(cuMemcpyDtoH(log, logp, (k + 1) * sizeof(*log)));
+	if (log[0] != k) {
+		printf("order FAILED: %llu launches logged of %llu\n", log[0],
+		       k);
+		bad = 1;
+	} else {
+		for (unsigned long long j = 0; j < k; j++)
+			if (log[1 + j] != j) {
+				printf("order FAILED: the %llu-th launch was "
+				       "k = %llu\n",
+				       j, log[1 + j]);
+				bad = 1;
+				break;
+			}
+		if (!bad)
+			printf("order ok: %llu dependent launches, each once, "
+			       "in order\n",
+			       k);
+	}
+
+	print_stats("migrate_ms", m.admin_ms, m.done);
+#define STAT(label, field)                                                     \
+	do {                                                                   \
+		for (i = 0; i < m.done; i++)                                   \
+			x[i] = m.res[i].field / 1e6;                           \
+		print_stats(label, x, m.done);                                 \
+	} while (0)
+	STAT("total_ms", total_ns);
+	STAT("blackout_ms", blackout_ns);
+	STAT("prepare_ms", prepare_ns);
+	STAT("quiesce_ms", quiesce_ns);
+	STAT("copy_ms", copy_ns);
+	STAT("remap_ms", remap_ns);
+	{
+		int peers = 0;
+
+		for (i = 0; i < m.done; i++) {
+			x[i] = m.res[i].copy_ns
+				       ? (m.res[i].bytes /
+					  (double)(1ull << 30)) /
+						 (m.res[i].copy_ns / 1e9)
+				       : 0;
+			peers += m.res[i].peer != 0;
+		}
+		print_stats("copy_gbps", x, m.done);
+		printf("peer %d of %d\n", peers, m.done);
+	}
+	printf("chain_us baseline p99 %.1f max %.1f; during p99 %.1f max "
+	       "%.1f\n",
+	       quantile(base, nbase, 0.99), quantile(base, nbase, 1.0),
+	       quantile(during, nd, 0.99), quantile(during, nd, 1.0));
+	for (i = 0; i < m.done; i++)
+		x[i] = m.res[i].total_ns / 1e6;
+	if (m.done) {
+		double p50 = quantile(x, m.done, 0.5);
+
+		printf("goal total_ms <= 60 for %d GiB: %s (p50 %.1f)\n", gib,
+		       p50 <= 60 ? "met" : "not met", p50);
+	}
+	if (m.failed)
+		printf("refused %d (last: %s)\n", m.failed, m.last_error);
+	for (i = 0; i < gib; i++)
+		CHECK(cuMemFree(chunk[i]));
+	CHECK(cuModuleUnload(mod));
+	CHECK(cuStreamDestroy(s));
+	CHECK(cuDevicePrimaryCtxRelease(dev));
+	return bad || m.failed ? 1 : 0;
+}
