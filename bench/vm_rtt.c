@@ -9,9 +9,19 @@
  *                 (VGPU_OP_CTX_SYNC) and its completion
  *   launch_sync   an empty launch (vecAdd with n = 0, one thread) and a
  *                 cuCtxSynchronize: two descriptors, one wait
+ *   idle_sync     ctx_sync after 2 ms of quiet, so that the worker and
+ *                 the library have stopped spinning (both spin 50 us) and
+ *                 the call takes the doorbell and the completion
+ *                 interrupt: the cost of a sporadic call
+ *
+ * Back-to-back calls find both sides still spinning on the shared ring,
+ * so they measure the ring and the worker but not the doorbells; the
+ * idle calls measure the doorbells too (in a VM: a trapped BAR0 write,
+ * QEMU, vgpu_mdev.ko, an eventfd, and an MSI back into the guest).
  *
  * Each is timed call by call (ITERS times, default 2000, after ITERS/10
- * warm-up calls); prints the median and the 90th percentile as
+ * warm-up calls; idle_sync ITERS/5 times); prints the median and the
+ * 90th percentile as
  *   RESULT name=LABEL_ctx_sync_median value=... unit=us
  * LABEL defaults to "rtt". CUBIN defaults to $VGPU_KERNEL_DIR (or
  * build/kernels)/vector_add.cubin. tests/vm-l2 runs it in L1 (local) and
@@ -116,6 +126,17 @@ int main(int argc, char **argv)
 		t[i] = now_us() - t0;
 	}
 	report(label, "launch_sync", t, iters);
+
+	for (int i = 0; i < iters / 5; i++) {
+		struct timespec quiet = {0, 2000000};
+		double t0;
+
+		nanosleep(&quiet, NULL);
+		t0 = now_us();
+		CHECK(cuCtxSynchronize());
+		t[i] = now_us() - t0;
+	}
+	report(label, "idle_sync", t, iters / 5);
 
 	CHECK(cuMemFree(buf));
 	CHECK(cuModuleUnload(mod));

@@ -4,7 +4,8 @@
 #
 #   make vm-image   build the module and the initramfs (build/vm)
 #   make vm-test    install test dependencies, build, run only the VM
-#                   suite (tests/integration/vm.sh) through tests/run.sh
+#                   suites (tests/integration/vm.sh, and vm_l2.sh: the
+#                   nested guest, vm-images/l2/) through tests/run.sh
 
 .PHONY: vm-image vm-test
 
@@ -14,4 +15,4 @@ vm-image: all modules
 vm-test: check-nvcc
 	@scripts/install-deps.sh test
 	@$(MAKE) --no-print-directory all modules
-	@BUILD=$(BUILD) VM_BUILD=$(VM_BUILD) tests/run.sh vm.sh
+	@BUILD=$(BUILD) VM_BUILD=$(VM_BUILD) tests/run.sh vm.sh vm_l2.sh

@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2119 # vgpud_start takes optional arguments
 # SPDX-License-Identifier: MIT
 #
 # l1_measure.sh [BOOTS] [ACCELS] [CMD]: not a test, the measurement behind
@@ -15,11 +16,13 @@
 # shellcheck shell=dash source=tests/vm/lib.sh
 cd "$(dirname "$0")" || exit 1
 . ./lib.sh
+# shellcheck source=tests/vm-l2/l1_lib.sh
 . ./l1_lib.sh
 
 boots=${1:-10}
 accels=${2:-kvm tcg}
-# L2 side: CPU work (busybox sha256 of 16 MiB), then a program on the vGPU
+# L2 side (expanded there): CPU work (busybox sha256 of 16 MiB), then a program on the vGPU
+# shellcheck disable=SC2016
 cmd=${3:-'t=$(cut -d" " -f1 /proc/uptime)
 dd if=/dev/zero bs=1M count=16 2>/dev/null | sha256sum >/dev/null
 echo "l2-measure: work $(cut -d" " -f1 /proc/uptime) $t"

@@ -10,7 +10,7 @@
 #   guest_dev           /dev/vgpu0 (VGPU_DEVICE when set)
 #   guest_attr NAME     /sys/class/vgpu/vgpu0/NAME
 #   cuda PROGRAM ARGS   a CUDA program with our library, bounded by
-#                       L2_PROG_TIMEOUT (120 s); the library finds the
+#                       L2_PROG_TIMEOUT (90 s); the library finds the
 #                       device itself (pci transport: /dev/vgpu0 exists,
 #                       VGPU_SOCKET unset)
 #   cuda_bg OUT PROGRAM ARGS   the same in the background, output in OUT,
@@ -21,7 +21,7 @@
 # (bytes), L2_EXPECT_NAME.
 
 GUEST_MODULE=/lib/modules/vgpu_guest.ko
-L2_PROG_TIMEOUT=${L2_PROG_TIMEOUT:-120}
+L2_PROG_TIMEOUT=${L2_PROG_TIMEOUT:-90}
 BG_PID=
 
 guest_load()
@@ -51,6 +51,7 @@ cuda_bg()
 	local out=$1
 	shift
 	LD_LIBRARY_PATH=/vgpu/lib "$@" >"$out" 2>&1 &
+	# shellcheck disable=SC2034 # the caller's result
 	BG_PID=$!
 }
 

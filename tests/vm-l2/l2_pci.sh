@@ -5,6 +5,7 @@
 # /sys/class/vgpu/vgpu0 describe the vGPU that L1 composed.
 # shellcheck shell=dash source=tests/vm/lib.sh
 . ./lib.sh
+# shellcheck source=tests/vm-l2/l2_lib.sh
 . ./l2_lib.sh
 
 # from include/vgpu/pci.h (VGPU_PCI_VENDOR_ID, _DEVICE_ID, _CLASS)

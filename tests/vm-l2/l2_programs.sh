@@ -6,6 +6,7 @@
 # results against the CPU; arguments as tests/integration/runtime_programs.sh.
 # shellcheck shell=dash source=tests/vm/lib.sh
 . ./lib.sh
+# shellcheck source=tests/vm-l2/l2_lib.sh
 . ./l2_lib.sh
 
 need_guest_driver "CUDA runtime programs in L2"

@@ -7,6 +7,7 @@
 # both and their ratio (docs/PERF.md).
 # shellcheck shell=dash source=tests/vm/lib.sh
 . ./lib.sh
+# shellcheck source=tests/vm-l2/l2_lib.sh
 . ./l2_lib.sh
 
 need_guest_driver "round trips through the VM path"

@@ -6,6 +6,7 @@
 # bounded time, never hangs. Must be the last L2 test: the device is gone.
 # shellcheck shell=dash source=tests/vm/lib.sh
 . ./lib.sh
+# shellcheck source=tests/vm-l2/l2_lib.sh
 . ./l2_lib.sh
 
 need_guest_driver "hot-unplug while a program runs"
@@ -35,8 +36,13 @@ if wait_for 60 "the device to leave" sh -c "! test -e $(guest_dev)"; then
 else
 	not_ok "$(guest_dev) is gone"
 fi
-check "lspci no longer lists the vGPU" sh -c "! lspci -n | grep -q 5647:0001"
+# the driver lets go first (the node goes), then the PCI core removes it
+check "lspci no longer lists the vGPU" \
+	wait_for 30 "the PCI device to leave" sh -c "! lspci -n | grep -q 5647:0001"
 dmesg | grep -iE 'vgpu|acpiphp|pci 0000' | tail -n 8 | sed 's/^/# dmesg: /'
-check "the kernel log has no BUG, Oops, WARNING" sh -c \
-	"! dmesg | grep -E 'BUG|Oops|WARNING|general protection'"
+# from the guest driver's first line on (the nested boot itself may warn
+# about the CPU that TCG's SVM presents: xstate sizes)
+check "the kernel log since vgpu_guest loaded has no BUG, Oops, WARNING" \
+	sh -c "! dmesg | sed -n '/vgpu_guest/,\$p' |
+		grep -E 'BUG|Oops|WARNING|general protection'"
 finish

@@ -7,8 +7,8 @@
 #   l2.cpio.gz  the L2 guest's whole initramfs: busybox, lspci (pciutils),
 #               vgpu_guest.ko, our libcuda.so.1 and libcudart.so.13 in
 #               /vgpu/lib, the runtime test programs (build/tests/runtime),
-#               long_copy, vm_rtt, l2_ring and the shared libraries they
-#               need (ldd), the L2 tests (tests/vm-l2/l2_*.sh with
+#               long_copy, busy_loop, vm_rtt, l2_ring, two cubins, the
+#               shared libraries they need (ldd), the L2 tests (tests/vm-l2/l2_*.sh with
 #               tests/vm/lib.sh and run.sh), /init (vm-images/l2/init)
 #   l1.cpio.gz  what the test VM (L1) needs on top of its own two parts
 #               (build-initramfs.sh) to run L2: qemu-system-x86_64 with its
@@ -112,12 +112,15 @@ stage_l2()
 	for p in "${RT_PROGRAMS[@]}"; do
 		progs+=("$BUILD/tests/runtime/$p")
 	done
-	progs+=("$BUILD/tests/programs/long_copy" "$BUILD/bench/vm_rtt")
+	progs+=("$BUILD/tests/programs/long_copy"
+		"$BUILD/tests/programs/busy_loop" "$BUILD/bench/vm_rtt")
 	for f in "${progs[@]}"; do
 		stage l2 "$f" "vgpu/bin/$(basename "$f")" 0755
 	done
 	stage l2 "$BUILD/tests/vm-l2/l2_ring" vgpu/bin/l2_ring 0755
-	stage l2 "$BUILD/kernels/vector_add.cubin" vgpu/kernels/vector_add.cubin 0644
+	for f in vector_add chain; do
+		stage l2 "$BUILD/kernels/$f.cubin" "vgpu/kernels/$f.cubin" 0644
+	done
 	LD_LIBRARY_PATH=$BUILD/lib stage_libs l2 "${progs[@]}"
 	if [ -f "$GUEST_MODULE" ]; then
 		stage l2 "$GUEST_MODULE" lib/modules/vgpu_guest.ko 0644

@@ -10,9 +10,12 @@
 # (default: /vgpu/tests/run.sh l1_suite.sh, the whole L2 suite), streams
 # the serial console on stdout (also kept in ${VM_BUILD}/l2/console.log)
 # and exits with the command's status: 124 when the timeout (default
-# 900 s, or VM_TIMEOUT) ran out, 125 when L1 stopped without one.
+# 900 s, or VM_TIMEOUT) ran out, 125 when L1 stopped without one, 126
+# when L1 printed "vgpu-l1: restart" (then QEMU is stopped at once: L2
+# is stuck in L1's KVM and L1 may not even power off; boot it again).
 # L1 runs under KVM or TCG as vm-images/accel.sh decides; how L2 runs is
-# the L1 tests' business (L2_ACCEL, passed on: kvm, tcg or auto).
+# the L1 tests' business (L2_ACCEL and the other L2_* variables are
+# passed on).
 #
 #   vm-images/l2/run-l1.sh
 #   vm-images/l2/run-l1.sh -- /vgpu/tests/l1_measure.sh 10
@@ -45,11 +48,14 @@ done
 run=$(mktemp -d "$VM_BUILD/run.XXXXXX")
 trap 'rm -rf "$run"' EXIT
 
-# The command, and the knobs the L1 tests read, in a last archive.
+# The command, and the knobs the L1 tests read (every L2_* variable of
+# this environment: L2_ACCEL, L2_RETRIES, L2_TESTS, ... see
+# tests/vm-l2/l1_lib.sh), in a last archive.
 mkdir -p "$run/root/vgpu"
 {
-	printf 'export L2_ACCEL=%q L2_RETRIES=%q L2_TIMEOUT=%q\n' \
-		"${L2_ACCEL:-auto}" "${L2_RETRIES:-1}" "${L2_TIMEOUT:-}"
+	while IFS= read -r v; do
+		printf 'export %s=%q\n' "$v" "${!v}"
+	done < <(compgen -e | grep '^L2_[A-Z0-9_]*$' || true)
 	printf '%s\n' "$*"
 } >"$run/root/vgpu/cmd"
 (cd "$run/root" && find . | cpio -o -H newc -R 0:0 --quiet) | gzip -1 \
@@ -69,14 +75,36 @@ esac
 step "booting L1 ($KVER) under $accel (${accel_args[*]}), $cpus CPUs," \
 	"$memory, timeout $timeout_s s"
 
+# watch_restart: passes the console on; at "vgpu-l1: restart" (L2 stuck
+# in L1's KVM: L1 cannot power itself off cleanly) it stops QEMU.
+watch_restart()
+{
+	local line
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		case $line in
+		*"vgpu-l1: restart"*)
+			touch "$run/restart"
+			sleep 5 # the rest of L1's report
+			kill "$(cat "$run/qemu.pid")" 2>/dev/null
+			;;
+		esac
+	done
+}
+
 log=$l2/console.log
 rc=0
 timeout -k 5 "$timeout_s" qemu-system-x86_64 "${accel_args[@]}" \
 	-m "$memory" -smp "$cpus" -nodefaults -display none -serial stdio \
 	-no-reboot -kernel "$VMLINUZ" -initrd "$run/initrd" \
+	-pidfile "$run/qemu.pid" \
 	-append "console=ttyS0 panic=-1 loglevel=4" </dev/null 2>&1 |
-	sed -u 's/\r$//' | tee "$log" || rc=${PIPESTATUS[0]}
+	sed -u 's/\r$//' | tee "$log" | watch_restart || rc=${PIPESTATUS[0]}
 
+if [ -f "$run/restart" ]; then
+	step "L1 asked for a restart (L2 stuck in L1's KVM)"
+	exit 126
+fi
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 	step "timed out after $timeout_s s"
 	exit 124
