@@ -6,7 +6,8 @@
 # natively they load NVIDIA's libcudart.so.13, on a vGPU ours
 # (scripts/rt-bench.sh runs both and prints the ratios).
 BENCH_BINS := $(BUILD)/bench/raw_slice $(BUILD)/bench/slice_kernel \
-	$(BUILD)/bench/resize_stall
+	$(BUILD)/bench/resize_stall $(BUILD)/bench/mixed_workload \
+	$(BUILD)/bench/migrate
 
 all: $(BENCH_BINS)
 

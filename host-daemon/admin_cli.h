@@ -27,6 +27,11 @@ struct admin_ctx {
 
 /* ---- admin_main.c ---- */
 void request_init(struct vgpu_admin_request *req, uint32_t op);
+/* One request, one response: ADMIN_EXIT_OK with *resp filled (whatever
+ * its status), or an exit code with the reason printed (unless quiet). */
+int admin_call(const struct admin_ctx *ctx,
+	       const struct vgpu_admin_request *req,
+	       struct vgpu_admin_response *resp);
 /* Print obj (consumed) on stdout, in a stable key order. */
 void json_print(json_t *obj);
 /* --json: the error object for an exit code other than 0. */
@@ -52,5 +57,34 @@ extern const char admin_usage_top[];
 int cmd_resize(const struct admin_ctx *ctx, int argc, char **argv);
 int cmd_move(const struct admin_ctx *ctx, int argc, char **argv);
 int cmd_top(const struct admin_ctx *ctx, int argc, char **argv);
+
+/* ---- admin_policy.c ---- */
+struct blueprint;
+extern const char admin_usage_policy[];
+int cmd_policy(const struct admin_ctx *ctx, int argc, char **argv);
+/* create's --weight/--min-sms/--max-sms/--priority at argv[*i]: 1 taken
+ * (req filled, CREATE_POLICY set), 0 not one of them, or -exit code. */
+int admin_policy_option(const struct admin_ctx *ctx, const char *cmd, int argc,
+			char **argv, int *i, struct vgpu_admin_request *req);
+/* A blueprint's policy fields into a CREATE or PLAN_CHECK. */
+void admin_policy_from_blueprint(const struct blueprint *bp,
+				 struct vgpu_admin_request *req);
+/* show NAME: its policy lines (or, obj given, a "policy" key in obj);
+ * nothing when vgpud has no scheduler (before 1.3). */
+void admin_policy_show(const struct admin_ctx *ctx, const char *name,
+		       json_t *obj);
+/* top: the policy table printed (print), or as an object; NULL when
+ * vgpud has no scheduler. */
+json_t *admin_policy_top(const struct admin_ctx *ctx, bool print);
+
+/* ---- admin_state.c ---- */
+extern const char admin_usage_suspend[];
+extern const char admin_usage_resume[];
+extern const char admin_usage_migrate[];
+int cmd_suspend(const struct admin_ctx *ctx, int argc, char **argv);
+int cmd_resume(const struct admin_ctx *ctx, int argc, char **argv);
+int cmd_migrate(const struct admin_ctx *ctx, int argc, char **argv);
+/* --save-interval SECONDS into a CREATE (CREATE_RECOVERY). 0 or -1. */
+int admin_save_interval(const char *v, struct vgpu_admin_request *req);
 
 #endif /* VGPU_ADMIN_CLI_H */

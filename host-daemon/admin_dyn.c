@@ -486,15 +486,20 @@ int cmd_top(const struct admin_ctx *ctx, int argc, char **argv)
 			break;
 		}
 		if (ctx->json) {
-			json_t *list = json_array();
+			json_t *list = json_array(), *o;
 
 			for (i = 0; i < n; i++)
 				json_array_append_new(list, load_json(&all[i]));
-			json_print(json_pack("{s:o}", "vgpus", list));
+			o = json_pack("{s:o}", "vgpus", list);
+			json_object_set_new(o, "sched",
+					    admin_policy_top(ctx, false));
+			json_print(o);
 		} else {
 			if (live && isatty(1))
 				fputs("\033[H\033[2J", stdout);
 			print_table(all, n, interval);
+			admin_policy_top(ctx, true);
+			fflush(stdout);
 		}
 		if (rounds && ++done >= rounds)
 			break;

@@ -64,6 +64,16 @@ static const char usage_main[] =
 	"  move NAME --slice GROUPS\n"
 	"                   move a running vGPU onto other SM groups\n"
 	"  top              live load, power and energy per vGPU\n"
+	"  policy [NAME | --gpu N] [...]\n"
+	"                   scheduling: a GPU's policy (static, fair,\n"
+	"                   priority), a vGPU's weight, min/max SMs and\n"
+	"                   priority, and who holds and lends what\n"
+	"  suspend NAME [--to FILE]\n"
+	"                   save a vGPU's state, free its SMs and memory\n"
+	"  resume NAME [--gpu N] [--from FILE]\n"
+	"                   bring it back (the same device pointers)\n"
+	"  migrate NAME --gpu N\n"
+	"                   move a running vGPU to another GPU\n"
 	"\n"
 	"Options:\n"
 	"  --run-dir DIR    vgpud's run directory (default /run/vgpu);\n"
@@ -87,8 +97,10 @@ static const char usage_main[] =
 static const char usage_create[] =
 	"usage: vgpu-admin [--run-dir DIR] create NAME --sms N --memory SIZE\n"
 	"                  [--user USER | --group GROUP] [--gpu N]\n"
-	"                  [--time-limit SECONDS]\n"
-	"                  [--isolation shared|exclusive] [--json]\n"
+	"                  [--time-limit SECONDS] [--save-interval SECONDS]\n"
+	"                  [--isolation shared|exclusive]\n"
+	"                  [--min-sms N] [--max-sms N] [--weight W]\n"
+	"                  [--priority low|normal|high] [--json]\n"
 	"       vgpu-admin [--run-dir DIR] create -f FILE [--json]\n"
 	"       ... create ... --mdev [UUID]\n"
 	"\n"
@@ -114,6 +126,14 @@ static const char usage_create[] =
 	"                       vGPUs, but sharing their fate on a fatal\n"
 	"                       fault; exclusive: outside MPS, its own fault\n"
 	"                       domain, time-sliced against the rest\n"
+	"  --save-interval SECONDS\n"
+	"                       take a save point of its memory this often;\n"
+	"                       after a fault of its shared domain it comes\n"
+	"                       back with that memory (default 0: none)\n"
+	"  --min-sms N, --max-sms N, --weight W, --priority P\n"
+	"                       its scheduling policy (vgpu-admin policy\n"
+	"                       --help; default: one SM group, the whole\n"
+	"                       GPU, its size in groups, normal)\n"
 	"  -f FILE              take all of these from a blueprint\n"
 	"  --mdev [UUID]        for a VM: bind the vGPU to the mdev UUID\n"
 	"                       (default: a new one) and create the\n"
@@ -366,6 +386,8 @@ const char *state_text(uint32_t state)
 		return "failed";
 	case VGPU_ADMIN_STATE_STOPPING:
 		return "stopping";
+	case VGPU_ADMIN_STATE_SUSPENDED:
+		return "suspended";
 	}
 	return "unknown";
 }
@@ -386,9 +408,9 @@ const char *backend_text(uint32_t backend)
  * code: ADMIN_EXIT_OK with *resp filled (whatever its status), or
  * ADMIN_EXIT_UNREACHABLE with the reason printed.
  */
-static int admin_call(const struct admin_ctx *ctx,
-		      const struct vgpu_admin_request *req,
-		      struct vgpu_admin_response *resp)
+int admin_call(const struct admin_ctx *ctx,
+	       const struct vgpu_admin_request *req,
+	       struct vgpu_admin_response *resp)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	struct pollfd pfd;
@@ -587,7 +609,7 @@ struct vgpu_admin_response *response_alloc(void)
 json_t *entry_json(const struct vgpu_admin_entry *e)
 {
 	char user[64], dom[96], means[320];
-	json_t *groups = json_array();
+	json_t *groups = json_array(), *j;
 	uint32_t i;
 
 	for (i = 0; i < e->ngroups && i < VGPU_MAX_SM_GROUPS; i++)
@@ -597,7 +619,7 @@ json_t *entry_json(const struct vgpu_admin_entry *e)
 		group_name(e->gid, user, sizeof(user));
 	else
 		user_name(e->uid, user, sizeof(user));
-	return json_pack(
+	j = json_pack(
 		"{s:s, s:I, s:s, s:s, s:b, s:I, s:o, s:b, s:I, s:I, s:I, s:I, "
 		"s:I, s:{s:s, s:I, s:s}, s:s, s:s, s:s, s:s, s:I, s:I, s:I}",
 		"name", e->name, "gpu", (json_int_t)e->gpu, "gpu_name",
@@ -620,6 +642,16 @@ json_t *entry_json(const struct vgpu_admin_entry *e)
 		state_text(e->state), "restarts", (json_int_t)e->restarts,
 		"pid", (json_int_t)e->pid, "time_limit_ms",
 		(json_int_t)e->time_limit_ms);
+	/* 1.3: periodic save points (0: none) */
+	if (j) {
+		json_object_set_new(j, "save_interval_ms",
+				    json_integer(e->save_interval_ms));
+		json_object_set_new(j, "save_points",
+				    json_integer(e->save_points));
+		json_object_set_new(j, "save_last_kib",
+				    json_integer(e->save_last_kib));
+	}
+	return j;
 }
 
 /* ---- mdev bindings (the VM path) ----------------------------------- */
@@ -822,6 +854,10 @@ static int blueprint_request(const struct admin_ctx *ctx,
 	req->memory = bp->memory;
 	req->time_limit_ms = bp->kernel_time_limit_ms;
 	req->isolation = bp->isolation;
+	if (bp->save_interval_ms) { /* recovery: {save_interval: ...} */
+		req->flags |= VGPU_ADMIN_CREATE_RECOVERY;
+		req->first = bp->save_interval_ms;
+	}
 	req->uid = VGPU_ADMIN_UID_PEER;
 	if (bp->consumer_kind == BLUEPRINT_CONSUMER_USER &&
 	    parse_user(bp->consumer, &req->uid)) {
@@ -842,6 +878,7 @@ static int blueprint_request(const struct admin_ctx *ctx,
 		}
 	}
 	req->sms = bp->sms;
+	admin_policy_from_blueprint(bp, req);
 	if (bp->slices) {
 		req->sms = slices_to_sms(ctx, bp->slices, bp->gpu, &rc);
 		if (!req->sms) {
@@ -971,7 +1008,7 @@ static int cmd_create_file(const struct admin_ctx *ctx, const char *file,
 		fprintf(stderr, "vgpu-admin: %s\n", err);
 		return json_fail(ctx, rc, err);
 	}
-	req.flags = mdev->flags;
+	req.flags |= mdev->flags;
 	memcpy(req.mdev_uuid, mdev->mdev_uuid, sizeof(req.mdev_uuid));
 	return create_send(ctx, &req);
 }
@@ -982,7 +1019,7 @@ static int cmd_create(const struct admin_ctx *ctx, int argc, char **argv)
 	const char *name = NULL, *file = NULL, *v;
 	bool have_sms = false, have_mem = false, have_user = false;
 	char err[256];
-	int i;
+	int i, pr;
 
 	request_init(&req, VGPU_ADMIN_CREATE);
 	req.gpu = VGPU_ADMIN_GPU_ANY;
@@ -1086,6 +1123,18 @@ static int cmd_create(const struct admin_ctx *ctx, int argc, char **argv)
 						   "--gpu needs a GPU number "
 						   "(0, 1, ...), got '%s'",
 						   v ? v : "");
+		} else if (is_opt(arg, "--save-interval")) {
+			v = opt_value(argc, argv, &i, "--save-interval");
+			if (admin_save_interval(v, &req))
+				return usage_error(ctx, "create",
+						   "--save-interval needs "
+						   "seconds from 0.1 to 86400 "
+						   "(0 = none), got '%s'",
+						   v ? v : "");
+		} else if ((pr = admin_policy_option(ctx, "create", argc, argv,
+						     &i, &req)) != 0) {
+			if (pr < 0)
+				return -pr;
 		} else if (arg[0] == '-') {
 			return usage_error(ctx, "create",
 					   "create: unknown option '%s'", arg);
@@ -1101,6 +1150,8 @@ static int cmd_create(const struct admin_ctx *ctx, int argc, char **argv)
 		if (name || have_sms || have_mem || have_user ||
 		    req.consumer_kind || req.isolation ||
 		    req.gpu != VGPU_ADMIN_GPU_ANY ||
+		    (req.flags & VGPU_ADMIN_CREATE_POLICY) ||
+		    (req.flags & VGPU_ADMIN_CREATE_RECOVERY) ||
 		    req.time_limit_ms != VGPU_ADMIN_TIME_DEFAULT)
 			return usage_error(ctx, "create",
 					   "create -f FILE takes everything "
@@ -1281,6 +1332,12 @@ static void print_show(const struct vgpu_admin_entry *e,
 		       e->time_limit_ms / 1000.0);
 	else
 		printf("  kernel limit   none\n");
+	if (e->save_interval_ms)
+		printf("  save points    every %.3g s (after a fault of its "
+		       "domain its memory comes back from the last): %u "
+		       "taken, the last copied %u KiB\n",
+		       e->save_interval_ms / 1000.0, e->save_points,
+		       e->save_last_kib);
 	if (m) {
 		char u[MDEV_UUID_TEXT];
 
@@ -1321,10 +1378,15 @@ static int cmd_show(const struct admin_ctx *ctx, int argc, char **argv)
 		const struct vgpu_admin_mdev *mine =
 			mdev_of(m, n, resp->entries[0].name);
 
-		if (ctx->json)
-			json_print(entry_json_m(&resp->entries[0], mine));
-		else
+		if (ctx->json) {
+			json_t *o = entry_json_m(&resp->entries[0], mine);
+
+			admin_policy_show(ctx, req.name, o);
+			json_print(o);
+		} else {
 			print_show(&resp->entries[0], mine);
+			admin_policy_show(ctx, req.name, NULL);
+		}
 	}
 	free(m);
 	free(resp);
@@ -1748,11 +1810,19 @@ static const struct {
 	const char *name;
 	const char *usage;
 } commands[] = {
-	{"gpus", usage_gpus},		{"validate", usage_validate},
-	{"create", usage_create},	{"show", usage_show},
-	{"list", usage_list},		{"destroy", usage_destroy},
-	{"resize", admin_usage_resize}, {"move", admin_usage_move},
+	{"gpus", usage_gpus},
+	{"validate", usage_validate},
+	{"create", usage_create},
+	{"show", usage_show},
+	{"list", usage_list},
+	{"destroy", usage_destroy},
+	{"resize", admin_usage_resize},
+	{"move", admin_usage_move},
 	{"top", admin_usage_top},
+	{"policy", admin_usage_policy},
+	{"suspend", admin_usage_suspend},
+	{"resume", admin_usage_resume},
+	{"migrate", admin_usage_migrate},
 };
 
 int main(int argc, char **argv)
@@ -1824,5 +1894,13 @@ int main(int argc, char **argv)
 		return cmd_move(&ctx, n, rest);
 	if (!strcmp(cmd, "top"))
 		return cmd_top(&ctx, n, rest);
+	if (!strcmp(cmd, "policy"))
+		return cmd_policy(&ctx, n, rest);
+	if (!strcmp(cmd, "suspend"))
+		return cmd_suspend(&ctx, n, rest);
+	if (!strcmp(cmd, "resume"))
+		return cmd_resume(&ctx, n, rest);
+	if (!strcmp(cmd, "migrate"))
+		return cmd_migrate(&ctx, n, rest);
 	return cmd_destroy(&ctx, n, rest);
 }

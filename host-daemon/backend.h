@@ -37,6 +37,21 @@ struct backend_resize_info {
 	uint64_t switch_ns; /* the switch: new submissions waited this */
 };
 
+/* A migration being prepared (backend-private). */
+struct backend_move;
+
+/* What a migration did (migrate_commit). */
+struct backend_move_info {
+	uint32_t sms;	     /* SMs of the new slice */
+	uint32_t peer;	     /* 1: copied GPU to GPU; 0: through the host */
+	uint64_t bytes;	     /* memory copied */
+	uint64_t prepare_ns; /* migrate_prepare (the clients ran on) */
+	uint64_t copy_ns;    /* commit: the copy */
+	uint64_t remap_ns;   /* commit: unmap the old, map the new */
+	uint64_t switch_ns;  /* commit: streams, events, module variables */
+	uint64_t commit_ns;  /* commit, all of it */
+};
+
 struct backend_ops {
 	const char *name; /* "cuda" or "sim" */
 	uint32_t kind;	  /* enum vgpu_backend_kind */
@@ -169,6 +184,35 @@ struct backend_ops {
 	 * kernel running: the backend's own exact count (any thread).
 	 */
 	uint64_t (*busy_ns)(struct backend *b);
+
+	/*
+	 * Migration (docs/DESIGN.md, "Save, restore and migration"); each
+	 * optional (NULL: not supported). Move the slice to SM groups
+	 * groups[ngroups] of GPU gpu (the same GPU: a new context there)
+	 * keeping every device address: mapped memory is copied to the
+	 * target and mapped at the same addresses; streams, events,
+	 * libraries and kernels stay valid; a module-scope variable keeps
+	 * the address its client was given (its contents are copied).
+	 *
+	 * prepare runs while the clients go on: the target context, its
+	 * streams, physical memory for what is mapped now. commit runs at a
+	 * kernel boundary: the worker has stopped every client thread
+	 * between two descriptors and drained every stream, so nothing
+	 * runs and nothing is submitted; it copies, remaps and switches,
+	 * and frees m whether it succeeds or not. On failure nothing
+	 * changed (after a fatal CUresult the context is lost) and err says
+	 * why ("the target lacks memory"). abort frees an uncommitted m.
+	 * What the source held is freed by resize_reclaim. Main thread,
+	 * thread_attach()ed.
+	 */
+	int (*migrate_prepare)(struct backend *b, uint32_t gpu,
+			       const uint32_t *groups, uint32_t ngroups,
+			       struct backend_move **m, char *err,
+			       size_t errlen);
+	int (*migrate_commit)(struct backend *b, struct backend_move *m,
+			      struct backend_move_info *out, char *err,
+			      size_t errlen);
+	void (*migrate_abort)(struct backend *b, struct backend_move *m);
 };
 
 extern const struct backend_ops backend_cuda_ops;

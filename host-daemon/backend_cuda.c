@@ -41,8 +41,7 @@
 
 #include <cuda.h>
 
-#include "backend.h"
-#include "cuda_sym.h"
+#include "backend_cuda_int.h"
 
 /* How long close() lets queued work finish before tearing down anyway. */
 #define CUDA_CLOSE_DRAIN_MS 10000
@@ -51,123 +50,14 @@
 /* Events moved out of an old context per hold of the API lock. */
 #define CUDA_EVICT_BATCH 32
 
-/*
- * One green context of the vGPU. A resize makes a new one current
- * (b->cur) and retires the one before (b->retired); resize_reclaim
- * destroys a retired one once nothing needs it: the streams it had have
- * drained, the waits on its fences have been passed, no event lives in it
- * and no thread waits outside b->api on one of its handles (users).
- */
-struct cuda_slice {
-	struct cuda_slice *next; /* b->retired */
-	uint64_t id;		 /* never reused: threads remember it */
-	CUgreenCtx green;
-	CUcontext ctx;
-	CUstream marker; /* never given work: a record there completes */
-	uint32_t nsms;
-	uint32_t events; /* live backend_events whose CUevent is here */
-	int users;	 /* atomic: unlocked waits on its handles */
-	/* what the switch away from it left behind (retired slices) */
-	CUstream *old;	 /* its streams, draining */
-	CUevent *fences; /* recorded on them (in this context) */
-	CUevent *passed; /* recorded behind the waits (in the next one) */
-	uint32_t nold, nfences, npassed;
-};
-
-struct backend_stream {
-	struct backend_stream *next, *prev;
-	CUstream stream;
-	struct cuda_slice *slice; /* always b->cur once a switch is done */
-};
-
-struct backend_event {
-	struct backend_event *next, *prev;
-	CUevent event;
-	struct cuda_slice *slice; /* the context the CUevent is in */
-	unsigned int flags;
-	int recorded; /* it has been recorded at least once */
-};
-
-struct backend_kernel {
-	struct backend_kernel *next;
-	CUkernel kernel;
-};
-
-struct backend_library {
-	struct backend_library *next, *prev;
-	CUlibrary lib;
-	struct backend_kernel *kernels;
-	uint32_t nglobals; /* module variables handed out (see resize) */
-};
-
-struct backend {
-	struct cuda_sym cu;
-	struct vgpu_worker_config cfg;
-	CUdevice dev;
-	struct cuda_slice *cur;	    /* under api and lock: both to change */
-	struct cuda_slice *retired; /* main thread (resize, reclaim) */
-	uint32_t nretired;
-	uint64_t slice_ids;
-	struct backend_stream defstream; /* used for a NULL stream */
-	uint32_t nsms;
-	uint64_t globals; /* module variables handed out, all libraries */
-	uint64_t gran;
-
-	CUdeviceptr va;
-	int va_reserved;
-
-	int serialize;
-	pthread_mutex_t api; /* driver calls on the green context */
-
-	pthread_mutex_t lock; /* the granule table and the object lists */
-	uint64_t ngranules;
-	uint8_t *mapped;		       /* one bit per granule */
-	CUmemGenericAllocationHandle *handles; /* per mapped granule */
-	struct backend_stream *streams;
-	struct backend_event *events;
-	struct backend_library *libs;
-
-	struct vgpu_device_info info; /* read once at open */
-};
-
 /* ---- helpers --------------------------------------------------------- */
 
 /* The id of the slice whose context this thread has made current. */
-static __thread uint64_t cuda_tls_slice;
-
-/*
- * Make the current slice's context current to this thread when it is not
- * yet (first call, or a resize since). Under b->api, or b->lock.
- */
-static CUresult cuda_ctx_refresh(struct backend *b)
-{
-	CUresult rc;
-
-	if (!b->cur || cuda_tls_slice == b->cur->id)
-		return CUDA_SUCCESS;
-	rc = b->cu.cuCtxSetCurrent(b->cur->ctx);
-	if (rc == CUDA_SUCCESS)
-		cuda_tls_slice = b->cur->id;
-	return rc;
-}
-
-/* Take the API lock; the thread then has the current context. */
-static void api_lock(struct backend *b)
-{
-	if (b->serialize)
-		pthread_mutex_lock(&b->api);
-	cuda_ctx_refresh(b);
-}
-
-static void api_unlock(struct backend *b)
-{
-	if (b->serialize)
-		pthread_mutex_unlock(&b->api);
-}
+__thread uint64_t cuda_tls_slice;
 
 /* Put "cuda: <what> failed: CUDA_ERROR_X" in err; returns rc. */
-static int cuda_fail(const struct cuda_sym *cu, CUresult rc, char *err,
-		     size_t errlen, const char *what)
+int cuda_fail(const struct cuda_sym *cu, CUresult rc, char *err, size_t errlen,
+	      const char *what)
 {
 	char buf[32];
 
@@ -211,25 +101,6 @@ static void slice_put(struct cuda_slice *sl)
 {
 	__atomic_sub_fetch(&sl->users, 1, __ATOMIC_SEQ_CST);
 }
-
-/* Doubly linked list helpers for the tracked objects. */
-#define LIST_ADD(head, o)                                                      \
-	do {                                                                   \
-		(o)->prev = NULL;                                              \
-		(o)->next = (head);                                            \
-		if (head)                                                      \
-			(head)->prev = (o);                                    \
-		(head) = (o);                                                  \
-	} while (0)
-#define LIST_DEL(head, o)                                                      \
-	do {                                                                   \
-		if ((o)->prev)                                                 \
-			(o)->prev->next = (o)->next;                           \
-		else                                                           \
-			(head) = (o)->next;                                    \
-		if ((o)->next)                                                 \
-			(o)->next->prev = (o)->prev;                           \
-	} while (0)
 
 /* A per-vGPU UUID: the GPU's, with the vGPU name hashed into the last 8
  * bytes, so two slices of one GPU do not look like the same device. */
@@ -279,8 +150,7 @@ static int cuda_split(const struct cuda_sym *cu, CUdevice dev,
 	return CUDA_SUCCESS;
 }
 
-static int cuda_granularity_of(const struct cuda_sym *cu, CUdevice dev,
-			       uint64_t *gran)
+int cuda_granularity_of(const struct cuda_sym *cu, CUdevice dev, uint64_t *gran)
 {
 	CUmemAllocationProp prop;
 	size_t g = 0;
@@ -410,9 +280,9 @@ static int cuda_leftover(const struct backend *b, const CUdevResource *rest,
  * its marker stream; current to no thread yet. Touches nothing of the
  * slice in use, so a resize builds it while the clients go on.
  */
-static int cuda_slice_build(struct backend *b, const uint32_t *want,
-			    uint32_t nwant, struct cuda_slice *sl, char *err,
-			    size_t errlen)
+int cuda_slice_build(struct backend *b, CUdevice dev, const uint32_t *want,
+		     uint32_t nwant, struct cuda_slice *sl, char *err,
+		     size_t errlen)
 {
 	const struct cuda_sym *cu = &b->cu;
 	CUdevResource whole, groups[VGPU_MAX_SM_GROUPS];
@@ -422,7 +292,7 @@ static int cuda_slice_build(struct backend *b, const uint32_t *want,
 	unsigned ngroups, i, sum = 0;
 	CUresult rc;
 
-	if ((rc = cuda_split(cu, b->dev, &whole, groups, &ngroups, &rest, err,
+	if ((rc = cuda_split(cu, dev, &whole, groups, &ngroups, &rest, err,
 			     errlen)))
 		return rc;
 	if (nwant == 0 || nwant > VGPU_MAX_SM_GROUPS) {
@@ -460,7 +330,7 @@ static int cuda_slice_build(struct backend *b, const uint32_t *want,
 	if (rc)
 		return cuda_fail(cu, rc, err, errlen,
 				 "cuDevResourceGenerateDesc");
-	rc = cu->cuGreenCtxCreate(&sl->green, desc, b->dev,
+	rc = cu->cuGreenCtxCreate(&sl->green, desc, dev,
 				  CU_GREEN_CTX_DEFAULT_STREAM);
 	if (rc) {
 		sl->green = NULL;
@@ -499,7 +369,7 @@ static int cuda_slice_build(struct backend *b, const uint32_t *want,
  * events gone). Its context may still be current to some thread: that
  * thread makes the current slice's current at its next locked call.
  */
-static void cuda_slice_free(struct backend *b, struct cuda_slice *sl)
+void cuda_slice_free(struct backend *b, struct cuda_slice *sl)
 {
 	uint32_t i;
 
@@ -534,7 +404,7 @@ static int cuda_open_slice(struct backend *b, char *err, size_t errlen)
 		snprintf(err, errlen, "cuda: out of memory");
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	rc = cuda_slice_build(b, b->cfg.groups, b->cfg.ngroups, sl, err,
+	rc = cuda_slice_build(b, b->dev, b->cfg.groups, b->cfg.ngroups, sl, err,
 			      errlen);
 	if (rc == CUDA_SUCCESS && (rc = b->cu.cuCtxSetCurrent(sl->ctx)))
 		cuda_fail(&b->cu, rc, err, errlen, "cuCtxSetCurrent");
@@ -596,8 +466,8 @@ static int cuda_reserve(struct backend *b, char *err, size_t errlen)
 }
 
 /* What a client sees as the device, read once. */
-static void cuda_read_info(struct backend *b, const char *gpu_name,
-			   const uint8_t uuid[16])
+void cuda_read_info(struct backend *b, const char *gpu_name,
+		    const uint8_t uuid[16])
 {
 	struct vgpu_device_info *info = &b->info;
 	int i, v;
@@ -757,8 +627,10 @@ static void cuda_close(struct backend *b)
 			free(k);
 		}
 		b->cu.cuLibraryUnload(l->lib);
+		cuda_globals_drop(b, l);
 		free(l);
 	}
+	cuda_move_close(b);
 	while (b->events) {
 		struct backend_event *e = b->events;
 
@@ -1034,6 +906,7 @@ static int cuda_copy_sync(struct backend *b, struct backend_stream *s,
 		return rc;
 	api_lock(b);
 	st = stream_hold_locked(b, s, &held);
+	dev = cuda_global_real(b, dev, n); /* a moved module variable */
 	if (to_device)
 		rc = b->cu.cuMemcpyHtoDAsync_v2(dev, host, n, st);
 	else
@@ -1063,7 +936,8 @@ static int cuda_memcpy_dtod(struct backend *b, struct backend_stream *s,
 	CUresult rc;
 
 	api_lock(b);
-	rc = b->cu.cuMemcpyDtoDAsync_v2((CUdeviceptr)dst, (CUdeviceptr)src, n,
+	rc = b->cu.cuMemcpyDtoDAsync_v2(cuda_global_real(b, dst, n),
+					cuda_global_real(b, src, n), n,
 					stream_of(b, s));
 	api_unlock(b);
 	return rc;
@@ -1078,6 +952,7 @@ static int cuda_memset(struct backend *b, struct backend_stream *s,
 
 	api_lock(b);
 	st = stream_of(b, s); /* under the lock: a resize may switch it */
+	dst = cuda_global_real(b, dst, count * elem_size);
 	switch (elem_size) {
 	case 1:
 		rc = b->cu.cuMemsetD8Async((CUdeviceptr)dst,
@@ -1223,6 +1098,7 @@ static void cuda_library_unload(struct backend *b, struct backend_library *l)
 	api_lock(b);
 	b->cu.cuLibraryUnload(l->lib);
 	b->globals -= l->nglobals;
+	cuda_globals_drop(b, l);
 	api_unlock(b);
 	while (l->kernels) {
 		struct backend_kernel *k = l->kernels;
@@ -1315,6 +1191,9 @@ static int cuda_library_get_global(struct backend *b, struct backend_library *l,
 
 	api_lock(b);
 	rc = b->cu.cuLibraryGetGlobal(&p, &n, l->lib, name);
+	/* the address the client gets stays across migrations */
+	if (rc == CUDA_SUCCESS)
+		rc = cuda_global_note(b, l, name, p, n, &p);
 	if (rc == CUDA_SUCCESS) {
 		/* its storage is this context's: see cuda_resize */
 		l->nglobals++;
@@ -1876,7 +1755,7 @@ static int cuda_resize(struct backend *b, const uint32_t *groups,
 		snprintf(err, errlen, "cuda: out of memory");
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	rc = cuda_slice_build(b, groups, ngroups, p.sl, err, errlen);
+	rc = cuda_slice_build(b, b->dev, groups, ngroups, p.sl, err, errlen);
 	if (rc == CUDA_SUCCESS) {
 		pthread_mutex_lock(&b->lock);
 		n = cuda_stream_count(b);
@@ -1995,6 +1874,7 @@ static int cuda_resize_reclaim(struct backend *b)
 	uint32_t left = 0, before;
 	int ready;
 
+	cuda_move_reclaim(b); /* a migration's staging */
 	while ((r = *pp)) {
 		api_lock(b);
 		for (;;) {
@@ -2068,4 +1948,7 @@ const struct backend_ops backend_cuda_ops = {
 	.host_free = cuda_host_free,
 	.stream_write_host = cuda_stream_write_host,
 	.stream_wait_host = cuda_stream_wait_host,
+	.migrate_prepare = cuda_migrate_prepare,
+	.migrate_commit = cuda_migrate_commit,
+	.migrate_abort = cuda_migrate_abort,
 };

@@ -1122,6 +1122,255 @@ static int sim_resize(struct backend *b, const uint32_t *groups,
 	return CUDA_SUCCESS;
 }
 
+/* ---- migration (another simulated GPU) ------------------------------ */
+
+/* Fresh pages for one run of mapped granules ("the target's memory"). */
+struct sim_stage {
+	uint64_t va, len;
+	void *p; /* MAP_FAILED once used or given back */
+};
+
+/* What commit needs: the checked target, pages made ready for it. */
+struct backend_move {
+	uint32_t gpu, ngroups;
+	uint32_t groups[VGPU_MAX_SM_GROUPS];
+	uint64_t prepare_ns;
+	struct sim_stage *stage;
+	uint32_t nstage;
+};
+
+static void sim_move_free(struct backend_move *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nstage; i++)
+		if (m->stage[i].p != MAP_FAILED)
+			munmap(m->stage[i].p, m->stage[i].len);
+	free(m->stage);
+	free(m);
+}
+
+/*
+ * Pages for every run mapped now, populated while the clients go on (as
+ * the cuda backend allocates the target's memory in prepare). Runs that
+ * change before the commit get pages there.
+ */
+static void sim_move_stage(struct backend *b, struct backend_move *m)
+{
+	uint64_t ngr = b->va_size / SIM_GRANULE, i, j;
+	struct sim_stage *st = NULL, *t;
+	uint32_t n = 0;
+
+	pthread_mutex_lock(&b->lock);
+	for (i = 0; i < ngr;) {
+		if (!bit_get(b->mapped, i)) {
+			i++;
+			continue;
+		}
+		for (j = i; j < ngr && bit_get(b->mapped, j); j++)
+			;
+		t = realloc(st, (n + 1) * sizeof(*st));
+		if (!t)
+			break;
+		st = t;
+		st[n].va = b->cfg.va_base + i * SIM_GRANULE;
+		st[n].len = (j - i) * SIM_GRANULE;
+		st[n++].p = MAP_FAILED;
+		i = j;
+	}
+	pthread_mutex_unlock(&b->lock);
+	for (i = 0; i < n; i++)
+		st[i].p = mmap(NULL, st[i].len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+				       MAP_POPULATE,
+			       -1, 0);
+	m->stage = st;
+	m->nstage = n;
+}
+
+static uint64_t sim_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Point the slice at gpu and groups: the config's checks, the SM ids.
+ * On failure everything is as it was.
+ */
+static int sim_retarget(struct backend *b, uint32_t gpu, const uint32_t *groups,
+			uint32_t ngroups, char *err, size_t errlen)
+{
+	struct vgpu_worker_config old_cfg = b->cfg;
+	uint32_t old_smids[SIM_MAX_SMS], old_nsms = b->nsms;
+
+	if (!ngroups || ngroups > VGPU_MAX_SM_GROUPS) {
+		snprintf(err, errlen, "sim: a slice needs 1 to %u SM groups",
+			 VGPU_MAX_SM_GROUPS);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	memcpy(old_smids, b->smids, sizeof(old_smids));
+	b->cfg.gpu = gpu;
+	b->cfg.ngroups = ngroups;
+	memset(b->cfg.groups, 0, sizeof(b->cfg.groups));
+	memcpy(b->cfg.groups, groups, ngroups * sizeof(*groups));
+	b->nsms = 0;
+	if (sim_check_config(b, err, errlen) == 0)
+		return CUDA_SUCCESS;
+	b->cfg = old_cfg;
+	memcpy(b->smids, old_smids, sizeof(old_smids));
+	b->nsms = old_nsms;
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Check the target now (nothing to allocate ahead on the simulator). */
+static int sim_migrate_prepare(struct backend *b, uint32_t gpu,
+			       const uint32_t *groups, uint32_t ngroups,
+			       struct backend_move **out, char *err,
+			       size_t errlen)
+{
+	struct vgpu_worker_config cfg = b->cfg;
+	uint32_t smids[SIM_MAX_SMS], nsms = b->nsms;
+	uint64_t t0 = sim_now_ns();
+	struct backend_move *m;
+	int rc;
+
+	memcpy(smids, b->smids, sizeof(smids));
+	rc = sim_retarget(b, gpu, groups, ngroups, err, errlen);
+	if (rc)
+		return rc;
+	b->cfg = cfg; /* only checked: commit moves */
+	memcpy(b->smids, smids, sizeof(smids));
+	b->nsms = nsms;
+	pthread_mutex_lock(&b->lock);
+	if (gpu != b->cfg.gpu && b->mapped_bytes > b->st.memory) {
+		pthread_mutex_unlock(&b->lock);
+		snprintf(err, errlen,
+			 "sim: GPU %u has %" PRIu64
+			 " bytes, the vGPU maps %" PRIu64,
+			 gpu, b->st.memory, b->mapped_bytes);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_unlock(&b->lock);
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(err, errlen, "sim: out of memory");
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	m->gpu = gpu;
+	m->ngroups = ngroups;
+	memcpy(m->groups, groups, ngroups * sizeof(*groups));
+	if (gpu != b->cfg.gpu)
+		sim_move_stage(b, m);
+	m->prepare_ns = sim_now_ns() - t0;
+	*out = m;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * Copy one run of mapped memory into fresh pages ("the target GPU's")
+ * and put them at the same addresses (mremap over the old ones), as the
+ * cuda backend copies to the target and remaps.
+ */
+static int sim_move_run(struct backend_move *m, uint64_t va, uint64_t len,
+			uint64_t *copy_ns, uint64_t *remap_ns)
+{
+	uint64_t t0 = sim_now_ns(), t1;
+	void *p = MAP_FAILED;
+	uint32_t k;
+
+	for (k = 0; k < m->nstage; k++) {
+		if (m->stage[k].va == va && m->stage[k].len == len &&
+		    m->stage[k].p != MAP_FAILED) {
+			p = m->stage[k].p; /* made ready in prepare */
+			m->stage[k].p = MAP_FAILED;
+			break;
+		}
+	}
+	if (p == MAP_FAILED)
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memcpy(p, (void *)(uintptr_t)va, len);
+	t1 = sim_now_ns();
+	*copy_ns += t1 - t0;
+	if (mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   (void *)(uintptr_t)va) == MAP_FAILED) {
+		munmap(p, len);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*remap_ns += sim_now_ns() - t1;
+	return CUDA_SUCCESS;
+}
+
+static int sim_migrate_commit(struct backend *b, struct backend_move *m,
+			      struct backend_move_info *out, char *err,
+			      size_t errlen)
+{
+	uint64_t t0 = sim_now_ns(), ngr = b->va_size / SIM_GRANULE, i, j;
+	uint64_t copy_ns = 0, remap_ns = 0, switch_ns = 0, bytes = 0;
+	struct vgpu_worker_config old_cfg;
+	uint32_t old_smids[SIM_MAX_SMS], old_nsms;
+	int rc = CUDA_SUCCESS;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&b->lock);
+	for (i = 0; m->gpu != b->cfg.gpu && rc == CUDA_SUCCESS && i < ngr;) {
+		if (!bit_get(b->mapped, i)) {
+			i++;
+			continue;
+		}
+		for (j = i; j < ngr && bit_get(b->mapped, j); j++)
+			;
+		rc = sim_move_run(m, b->cfg.va_base + i * SIM_GRANULE,
+				  (j - i) * SIM_GRANULE, &copy_ns, &remap_ns);
+		bytes += (j - i) * SIM_GRANULE;
+		i = j;
+	}
+	pthread_mutex_unlock(&b->lock);
+	if (rc) {
+		/* the runs already moved hold the same bytes: nothing the
+		 * clients can see changed */
+		snprintf(err, errlen,
+			 "sim: no memory for a copy of the vGPU's memory");
+		sim_move_free(m);
+		return rc;
+	}
+	memcpy(old_smids, b->smids, sizeof(old_smids));
+	old_cfg = b->cfg;
+	old_nsms = b->nsms;
+	rc = sim_retarget(b, m->gpu, m->groups, m->ngroups, err, errlen);
+	if (rc == CUDA_SUCCESS) {
+		rc = sim_exec_resize(b->x, b->smids, b->nsms, &switch_ns, err,
+				     errlen);
+		if (rc) {
+			b->cfg = old_cfg;
+			memcpy(b->smids, old_smids, sizeof(old_smids));
+			b->nsms = old_nsms;
+		}
+	}
+	if (rc == CUDA_SUCCESS) {
+		out->sms = b->nsms;
+		out->peer = 1;
+		out->bytes = bytes;
+		out->prepare_ns = m->prepare_ns;
+		out->copy_ns = copy_ns;
+		out->remap_ns = remap_ns;
+		out->switch_ns = switch_ns;
+		out->commit_ns = sim_now_ns() - t0;
+	}
+	sim_move_free(m);
+	return rc;
+}
+
+static void sim_migrate_abort(struct backend *b, struct backend_move *m)
+{
+	sim_move_free(m);
+}
+
 static int sim_resize_reclaim(struct backend *b)
 {
 	return sim_exec_reclaim(b->x);
@@ -1173,4 +1422,7 @@ const struct backend_ops backend_sim_ops = {
 	.resize = sim_resize,
 	.resize_reclaim = sim_resize_reclaim,
 	.busy_ns = sim_busy_ns,
+	.migrate_prepare = sim_migrate_prepare,
+	.migrate_commit = sim_migrate_commit,
+	.migrate_abort = sim_migrate_abort,
 };

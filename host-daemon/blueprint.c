@@ -29,6 +29,9 @@
 #define BP_MEMORY_MAX		 (1ull << 50) /* 1 PiB */
 #define BP_TIME_LIMIT_MAX_MS	 (24u * 3600u * 1000u)
 #define BP_TIME_LIMIT_DEFAULT_MS 10000u
+#define BP_SAVE_INTERVAL_MIN_MS	 100u
+#define BP_SAVE_INTERVAL_MAX_MS	 (24u * 3600u * 1000u)
+#define BP_WEIGHT_MAX		 1000
 #define BP_ID_MAX		 4294967294ull /* (uid_t)-1 means "none" */
 #define BP_QUOTE_MAX		 40 /* characters of a value shown in errors */
 
@@ -42,6 +45,11 @@ enum bp_field {
 	BP_MEMORY,
 	BP_ISOLATION,
 	BP_TIME_LIMIT,
+	BP_MIN_SMS,
+	BP_MAX_SMS,
+	BP_WEIGHT,
+	BP_PRIORITY,
+	BP_RECOVERY,
 	BP_NFIELDS,
 };
 
@@ -55,28 +63,40 @@ static const char *const bp_field_names[BP_NFIELDS] = {
 	[BP_MEMORY] = "memory",
 	[BP_ISOLATION] = "isolation",
 	[BP_TIME_LIMIT] = "kernel_time_limit",
+	[BP_MIN_SMS] = "min_sms",
+	[BP_MAX_SMS] = "max_sms",
+	[BP_WEIGHT] = "weight",
+	[BP_PRIORITY] = "priority",
+	[BP_RECOVERY] = "recovery",
 };
 
 #define BP_KNOWN_FIELDS                                                        \
 	"version, name, consumer, gpu, sms, slices, memory, isolation, "       \
-	"kernel_time_limit"
+	"kernel_time_limit, min_sms, max_sms, weight, priority, recovery"
 
 /* Fields a later stage will act on: refused, saying when they come. */
 static const struct {
 	const char *name;
 	const char *when;
 } bp_future_fields[] = {
-	{"policy", "scheduling policies come with dynamic partitioning"},
-	{"weight", "scheduling policies come with dynamic partitioning"},
-	{"min_sms", "scheduling policies come with dynamic partitioning"},
-	{"max_sms", "scheduling policies come with dynamic partitioning"},
-	{"priority", "scheduling policies come with dynamic partitioning"},
-	{"scheduling", "scheduling policies come with dynamic partitioning"},
 	{"mdev", "VM devices come with the VM path"},
 	{"display", "VM devices come with the VM path"},
 	{"heads", "VM devices come with the VM path"},
 	{"profile", "workload settings come with workload profiles"},
 	{"workload", "workload settings come with workload profiles"},
+};
+
+/* Fields that belong elsewhere: refused, saying where. */
+static const struct {
+	const char *name;
+	const char *where;
+} bp_misplaced_fields[] = {
+	{"policy", "a GPU's scheduling policy is set with 'vgpu-admin policy "
+		   "--gpu N --mode static|fair|priority'; a blueprint sets "
+		   "min_sms, max_sms, weight and priority"},
+	{"scheduling", "a GPU's scheduling policy is set with 'vgpu-admin "
+		       "policy --gpu N --mode static|fair|priority'; a "
+		       "blueprint sets min_sms, max_sms, weight and priority"},
 };
 
 /* The "(what is allowed)" part of each field's value errors. */
@@ -94,6 +114,12 @@ static const struct {
 #define BP_ALLOW_MEMORY	      "use bytes or a K, M, G or T suffix"
 #define BP_ALLOW_MEMORY_RANGE "1 byte to 1024T"
 #define BP_ALLOW_ISOLATION    "shared or exclusive"
+#define BP_ALLOW_LIMIT_SMS    "1 to 1024 SMs"
+#define BP_ALLOW_WEIGHT	      "1 to 1000"
+#define BP_ALLOW_PRIORITY     "low, normal or high"
+#define BP_ALLOW_RECOVERY                                                      \
+	"'recovery: {save_interval: 10s}': a duration of 100ms to 24h "        \
+	"(ms, s or m suffix), or 0 for none"
 #define BP_ALLOW_TIME                                                          \
 	"a number of seconds, or a ms, s or m suffix, at most 24h = 86400s; "  \
 	"0 = none"
@@ -481,9 +507,25 @@ static int bp_set_isolation(struct bp_parser *p, const struct bp_value *v)
 	return 0;
 }
 
-static int bp_set_time_limit(struct bp_parser *p, const struct bp_value *v)
+static int bp_set_priority(struct bp_parser *p, const struct bp_value *v)
 {
-	const char *field = "kernel_time_limit";
+	if (bp_is(v, "low"))
+		p->bp.priority = BLUEPRINT_PRIO_LOW;
+	else if (bp_is(v, "normal"))
+		p->bp.priority = BLUEPRINT_PRIO_NORMAL;
+	else if (bp_is(v, "high"))
+		p->bp.priority = BLUEPRINT_PRIO_HIGH;
+	else
+		return bp_bad_value(p, "priority", v, "is not a priority",
+				    BP_ALLOW_PRIORITY);
+	return 0;
+}
+
+/* A duration ("10", "10s", "250ms", "2m") in ms, at most max_ms. */
+static int bp_duration(struct bp_parser *p, const char *field,
+		       const struct bp_value *v, uint64_t max_ms,
+		       const char *allowed, uint32_t *out)
+{
 	struct bp_value unit;
 	uint64_t n, mult;
 	size_t d = bp_digits(v->s, v->n, &n);
@@ -500,13 +542,18 @@ static int bp_set_time_limit(struct bp_parser *p, const struct bp_value *v)
 		mult = 60000;
 	else
 		goto bad;
-	if (n > BP_TIME_LIMIT_MAX_MS / mult)
-		return bp_bad_value(p, field, v, "is out of range",
-				    BP_ALLOW_TIME);
-	p->bp.kernel_time_limit_ms = (uint32_t)(n * mult);
+	if (n > max_ms / mult)
+		return bp_bad_value(p, field, v, "is out of range", allowed);
+	*out = (uint32_t)(n * mult);
 	return 0;
 bad:
-	return bp_bad_value(p, field, v, "is not a duration", BP_ALLOW_TIME);
+	return bp_bad_value(p, field, v, "is not a duration", allowed);
+}
+
+static int bp_set_time_limit(struct bp_parser *p, const struct bp_value *v)
+{
+	return bp_duration(p, "kernel_time_limit", v, BP_TIME_LIMIT_MAX_MS,
+			   BP_ALLOW_TIME, &p->bp.kernel_time_limit_ms);
 }
 
 /*
@@ -574,6 +621,21 @@ static int bp_scalar_field(struct bp_parser *p, enum bp_field f)
 		break;
 	case BP_TIME_LIMIT:
 		rc = bp_set_time_limit(p, &v);
+		break;
+	case BP_MIN_SMS:
+		rc = bp_set_count(p, "min_sms", &v, BP_SMS_MAX,
+				  BP_ALLOW_LIMIT_SMS, &p->bp.min_sms);
+		break;
+	case BP_MAX_SMS:
+		rc = bp_set_count(p, "max_sms", &v, BP_SMS_MAX,
+				  BP_ALLOW_LIMIT_SMS, &p->bp.max_sms);
+		break;
+	case BP_WEIGHT:
+		rc = bp_set_count(p, "weight", &v, BP_WEIGHT_MAX,
+				  BP_ALLOW_WEIGHT, &p->bp.weight);
+		break;
+	case BP_PRIORITY:
+		rc = bp_set_priority(p, &v);
 		break;
 	default:
 		rc = bp_fail(p, v.mark, "field '%s': internal error", field);
@@ -711,6 +773,58 @@ static int bp_consumer(struct bp_parser *p)
 	return 0;
 }
 
+/*
+ * recovery: a mapping with save_interval, the period of the vGPU's save
+ * points (its memory comes back from the last one after a shared-domain
+ * fault; docs/DESIGN.md "Save, restore and migration"). 0 = none.
+ */
+static int bp_recovery(struct bp_parser *p)
+{
+	size_t seen = 0;
+	yaml_mark_t mark;
+	struct bp_value v;
+	yaml_event_t ev;
+	bool truncated;
+	char key[64], q[BP_QUOTE_MAX + 8];
+	int rc;
+
+	if (bp_next(p, &ev, "recovery"))
+		return -1;
+	if (ev.type != YAML_MAPPING_START_EVENT) {
+		rc = bp_fail(p, ev.start_mark,
+			     "field 'recovery': expected a mapping, not %s "
+			     "(%s)",
+			     bp_event_kind(&ev), BP_ALLOW_RECOVERY);
+		yaml_event_delete(&ev);
+		return rc;
+	}
+	yaml_event_delete(&ev);
+	while ((rc = bp_key(p, "recovery", key, sizeof(key), &truncated,
+			    &mark)) > 0) {
+		if (truncated || strcmp(key, "save_interval")) {
+			bp_quote(key, strlen(key), q, sizeof(q));
+			return bp_fail(p, mark,
+				       "unknown field '%s%s' in 'recovery' "
+				       "(allowed: save_interval)",
+				       q, truncated ? "..." : "");
+		}
+		if (bp_once(p, &seen, "recovery.save_interval", mark) ||
+		    bp_next_scalar(p, "recovery.save_interval", &ev, &v))
+			return -1;
+		rc = bp_duration(p, "recovery.save_interval", &v,
+				 BP_SAVE_INTERVAL_MAX_MS, BP_ALLOW_RECOVERY,
+				 &p->bp.save_interval_ms);
+		if (!rc && p->bp.save_interval_ms &&
+		    p->bp.save_interval_ms < BP_SAVE_INTERVAL_MIN_MS)
+			rc = bp_bad_value(p, "recovery.save_interval", &v,
+					  "is out of range", BP_ALLOW_RECOVERY);
+		yaml_event_delete(&ev);
+		if (rc)
+			return rc;
+	}
+	return rc < 0 ? rc : 0;
+}
+
 /* A key that is not a field: say when it comes, or that it is unknown. */
 static int bp_unknown_field(struct bp_parser *p, const char *key,
 			    bool truncated, yaml_mark_t mark)
@@ -718,6 +832,15 @@ static int bp_unknown_field(struct bp_parser *p, const char *key,
 	char q[BP_QUOTE_MAX + 8];
 	size_t i;
 
+	for (i = 0;
+	     !truncated &&
+	     i < sizeof(bp_misplaced_fields) / sizeof(bp_misplaced_fields[0]);
+	     i++)
+		if (!strcmp(key, bp_misplaced_fields[i].name))
+			return bp_fail(p, mark,
+				       "field '%s' does not belong in a "
+				       "blueprint: %s",
+				       key, bp_misplaced_fields[i].where);
 	for (i = 0; !truncated &&
 		    i < sizeof(bp_future_fields) / sizeof(bp_future_fields[0]);
 	     i++)
@@ -728,6 +851,34 @@ static int bp_unknown_field(struct bp_parser *p, const char *key,
 	bp_quote(key, strlen(key), q, sizeof(q));
 	return bp_fail(p, mark, "unknown field '%s%s' (allowed: %s)", q,
 		       truncated ? "..." : "", BP_KNOWN_FIELDS);
+}
+
+/*
+ * The size within its limits: min_sms <= sms <= max_sms (given ones; a
+ * size in slices is checked by vgpud, which knows the group size).
+ * Reported at the line of the limit that is broken.
+ */
+static int bp_limits(struct bp_parser *p)
+{
+	const struct blueprint *b = &p->bp;
+
+	if (b->min_sms && b->max_sms && b->min_sms > b->max_sms)
+		return bp_fail_at(p, p->seen_line[BP_MIN_SMS], 1,
+				  "field 'min_sms': %u is above max_sms %u "
+				  "(line %zu)",
+				  b->min_sms, b->max_sms,
+				  p->seen_line[BP_MAX_SMS]);
+	if (b->sms && b->min_sms && b->sms < b->min_sms)
+		return bp_fail_at(p, p->seen_line[BP_MIN_SMS], 1,
+				  "field 'min_sms': %u is above sms %u (line "
+				  "%zu); a vGPU is composed within its limits",
+				  b->min_sms, b->sms, p->seen_line[BP_SMS]);
+	if (b->sms && b->max_sms && b->sms > b->max_sms)
+		return bp_fail_at(p, p->seen_line[BP_MAX_SMS], 1,
+				  "field 'max_sms': %u is below sms %u (line "
+				  "%zu); a vGPU is composed within its limits",
+				  b->max_sms, b->sms, p->seen_line[BP_SMS]);
+	return 0;
 }
 
 /* The top-level mapping: every field, then what must have been given. */
@@ -759,8 +910,9 @@ static int bp_fields(struct bp_parser *p, yaml_mark_t start)
 				       "given on line %zu (give exactly one "
 				       "of sms or slices)",
 				       p->seen_line[BP_SMS]);
-		rc = f == BP_CONSUMER ? bp_consumer(p)
-				      : bp_scalar_field(p, (enum bp_field)f);
+		rc = f == BP_CONSUMER	? bp_consumer(p)
+		     : f == BP_RECOVERY ? bp_recovery(p)
+					: bp_scalar_field(p, (enum bp_field)f);
 		if (rc)
 			return rc;
 	}
@@ -782,7 +934,7 @@ static int bp_fields(struct bp_parser *p, yaml_mark_t start)
 	if (!p->seen_line[BP_MEMORY])
 		return bp_fail(p, start, "missing required field 'memory' (%s)",
 			       BP_ALLOW_MEMORY);
-	return 0;
+	return bp_limits(p);
 }
 
 /* One stream, one document, whose top level is the field mapping. */

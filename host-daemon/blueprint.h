@@ -27,6 +27,14 @@ enum vgpu_isolation {
 	VGPU_ISOLATION_EXCLUSIVE = 1, /* outside MPS: own fault domain */
 };
 
+/* A vGPU's scheduling priority (the values of admin.h's). */
+enum blueprint_priority {
+	BLUEPRINT_PRIO_DEFAULT = 0, /* not given: normal */
+	BLUEPRINT_PRIO_LOW = 1,
+	BLUEPRINT_PRIO_NORMAL = 2,
+	BLUEPRINT_PRIO_HIGH = 3,
+};
+
 enum blueprint_consumer_kind {
 	BLUEPRINT_CONSUMER_DEFAULT = 0, /* none given: the creating admin */
 	BLUEPRINT_CONSUMER_USER = 1,
@@ -43,6 +51,11 @@ struct blueprint {
 	uint64_t memory;    /* bytes */
 	uint32_t isolation; /* enum vgpu_isolation */
 	uint32_t kernel_time_limit_ms; /* 0 = none; default 10000 */
+	uint32_t save_interval_ms;     /* recovery.save_interval; 0 = none */
+	/* scheduling policy (docs/DESIGN.md "Scheduling"); 0 = the default */
+	uint32_t min_sms, max_sms; /* limits of its size */
+	uint32_t weight;	   /* its share against others' */
+	uint32_t priority;	   /* enum blueprint_priority */
 };
 
 /* Parse and check one blueprint file. 0 on success; -1 with err set. */

@@ -211,6 +211,10 @@ const char *ctl_type_name(uint32_t type)
 		return "RESIZED";
 	case VGPU_CTL_LOAD:
 		return "LOAD";
+	case VGPU_CTL_SCHED:
+		return "SCHED";
+	case VGPU_CTL_ACTIVITY:
+		return "ACTIVITY";
 	}
 	return "?";
 }

@@ -29,6 +29,7 @@
 	X(cuDeviceGetUuid_v2, "cuDeviceGetUuid")                               \
 	X(cuDeviceTotalMem_v2, "cuDeviceTotalMem")                             \
 	X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                        \
+	X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer")                      \
 	X(cuDeviceGetDevResource, "cuDeviceGetDevResource")                    \
 	X(cuDevSmResourceSplitByCount, "cuDevSmResourceSplitByCount")          \
 	X(cuDevResourceGenerateDesc, "cuDevResourceGenerateDesc")              \

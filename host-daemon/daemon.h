@@ -56,8 +56,9 @@ struct daemon_opts {
 	bool no_mps; /* cuda: workers outside MPS (time-sliced, own faults) */
 	const char *state_path;	   /* default DIR/state.json */
 	uint32_t orphan_timeout_s; /* cfg.orphan_timeout_s of every worker */
-	bool keep_workers; /* SIGTERM leaves the workers for a later vgpud */
-	const char *mdev;  /* --mdev auto|on|off: /dev/vgpu-ctl */
+	bool keep_workers;  /* SIGTERM leaves the workers for a later vgpud */
+	const char *mdev;   /* --mdev auto|on|off: /dev/vgpu-ctl */
+	const char *policy; /* --policy: the GPUs' mode (daemon_sched.c) */
 };
 
 /* Adopting a running worker after a restart: its ADOPTED message */
@@ -132,6 +133,10 @@ struct daemon_vgpu {
 	uint8_t mdev_uuid[16];
 	/* dynamic partitioning (daemon_part.h): load, pending resize */
 	struct daemon_vgpu_part *part; /* NULL until first needed */
+	/* scheduling (daemon_sched.h): its policy and state */
+	struct daemon_sched_vgpu *sched; /* NULL until first needed */
+	/* save, restore, migration (daemon_state_ops.h); NULL until used */
+	struct daemon_vgpu_state *st;
 };
 
 /* What a new vGPU is, beyond its plan grant (daemon_vgpu_init). */
@@ -175,10 +180,11 @@ struct daemon {
 	int nworker_groups;
 	/* VGPU_WORKER_WRAPPER words, NULL-terminated */
 	char **wrapper;
-	char *wrapper_buf;	  /* the words' storage */
-	int ready_timeout_ms;	  /* DAEMON_READY_(WRAPPED_)TIMEOUT_MS */
-	struct daemon_mdev *mdev; /* the VM path; NULL when off */
-	struct daemon_part *part; /* dynamic partitioning; NULL until used */
+	char *wrapper_buf;	    /* the words' storage */
+	int ready_timeout_ms;	    /* DAEMON_READY_(WRAPPED_)TIMEOUT_MS */
+	struct daemon_mdev *mdev;   /* the VM path; NULL when off */
+	struct daemon_part *part;   /* dynamic partitioning; NULL until used */
+	struct daemon_sched *sched; /* the scheduler (daemon_sched.h) */
 };
 
 /* ---- vgpud_main.c ---- */
@@ -192,10 +198,19 @@ struct daemon_conn *daemon_conn_new(struct daemon *d, int fd, bool admin);
 void daemon_admin_accept(struct daemon *d);
 void daemon_admin_input(struct daemon *d, struct daemon_conn *c);
 void daemon_admin_timeout(struct daemon *d, struct daemon_conn *c);
+/* CREATE as if it had just come in (a create the scheduler parked). */
+void daemon_admin_create(struct daemon *d, struct daemon_conn *c,
+			 const struct vgpu_admin_request *req);
 /* Answer a parked admin request and close its connection. */
 void daemon_admin_reply(struct daemon *d, struct daemon_conn *c, int32_t status,
 			const struct daemon_vgpu *v, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* The same with what a suspend, resume or migration did (state.result). */
+void daemon_admin_reply_result(struct daemon *d, struct daemon_conn *c,
+			       int32_t status, const struct daemon_vgpu *v,
+			       const struct vgpu_admin_state_result *res,
+			       const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
 
 /* ---- daemon_state.c ---- */
 /*

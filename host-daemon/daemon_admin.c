@@ -17,7 +17,9 @@
 #include "ctl_msg.h"
 #include "daemon.h"
 #include "daemon_part.h"
+#include "daemon_state_ops.h"
 #include "daemon_mdev.h"
+#include "daemon_sched.h"
 
 static void admin_fill_entry(const struct daemon *d,
 			     const struct daemon_vgpu *v,
@@ -47,6 +49,11 @@ static void admin_fill_entry(const struct daemon *d,
 	e->consumer_kind = v->consumer_kind;
 	e->gid = v->consumer_gid;
 	e->leftover = v->cfg.ngroups == 1 && v->cfg.groups[0] == g->ngroups;
+	e->save_interval_ms = v->cfg.save_interval_ms;
+	if (v->st) {
+		e->save_points = (uint32_t)v->st->sp_count;
+		e->save_last_kib = (uint32_t)(v->st->sp_last_bytes >> 10);
+	}
 }
 
 static struct vgpu_admin_response *response_new(uint32_t op, int32_t status)
@@ -73,7 +80,9 @@ static void response_send(int fd, const struct vgpu_admin_response *r)
 }
 
 static void vreply(struct daemon *d, struct daemon_conn *c, int32_t status,
-		   const struct daemon_vgpu *v, const char *fmt, va_list ap)
+		   const struct daemon_vgpu *v,
+		   const struct vgpu_admin_state_result *res, const char *fmt,
+		   va_list ap)
 {
 	struct vgpu_admin_response *r = response_new(c->op, status);
 
@@ -90,6 +99,8 @@ static void vreply(struct daemon *d, struct daemon_conn *c, int32_t status,
 				memcpy(r->mdev_uuid, v->mdev_uuid,
 				       sizeof(r->mdev_uuid));
 		}
+		if (res)
+			r->state.result = *res;
 		if (status != VGPU_ADMIN_OK)
 			daemon_log("admin: refused: %s", r->message);
 		response_send(c->fd, r);
@@ -104,8 +115,60 @@ void daemon_admin_reply(struct daemon *d, struct daemon_conn *c, int32_t status,
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreply(d, c, status, v, fmt, ap);
+	vreply(d, c, status, v, NULL, fmt, ap);
 	va_end(ap);
+}
+
+void daemon_admin_reply_result(struct daemon *d, struct daemon_conn *c,
+			       int32_t status, const struct daemon_vgpu *v,
+			       const struct vgpu_admin_state_result *res,
+			       const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreply(d, c, status, v, res, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Read the request, and the one descriptor a SUSPEND or RESUME may pass
+ * with it (SCM_RIGHTS, into *fd; -1 when none). Anything else in the
+ * control data is closed. recv's return value.
+ */
+static ssize_t request_recv(int sock, struct vgpu_admin_request *req, int *fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+	} ctl;
+	struct iovec iov = {.iov_base = req, .iov_len = sizeof(*req)};
+	struct msghdr mh = {.msg_iov = &iov,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf)};
+	struct cmsghdr *cm;
+	ssize_t n;
+	size_t i, k;
+	int f;
+
+	*fd = -1;
+	n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return n;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < k; i++) {
+			memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(f));
+			if (*fd < 0)
+				*fd = f;
+			else
+				close(f); /* one at most */
+		}
+	}
+	return n;
 }
 
 void daemon_admin_accept(struct daemon *d)
@@ -304,11 +367,17 @@ static void admin_create(struct daemon *d, struct daemon_conn *c,
 		return;
 	}
 	vgpu_init(d, v, grant, req, uid);
+	if (!daemon_state_create(d, c, v, req)) { /* save points */
+		plan_release(d->plan, req->name);
+		free(v);
+		return;
+	}
 	if (req->flags & VGPU_ADMIN_CREATE_MDEV) {
 		v->mdev = true;
 		memcpy(v->mdev_uuid, uuid, sizeof(uuid));
 	}
 	daemon_vgpu_append(d, v);
+	daemon_sched_vgpu_new(d, v, req);
 
 	daemon_log(
 		"creating vGPU %s: %u SMs (%u SM group%s) on GPU %u, %s, "
@@ -330,6 +399,12 @@ static void admin_create(struct daemon *d, struct daemon_conn *c,
 				   v->start_error);
 		daemon_vgpu_free(d, v);
 	}
+}
+
+void daemon_admin_create(struct daemon *d, struct daemon_conn *c,
+			 const struct vgpu_admin_request *req)
+{
+	admin_create(d, c, req);
 }
 
 /* PLAN_CHECK: where CREATE would put it, without creating anything. */
@@ -518,17 +593,45 @@ static void admin_list(struct daemon *d, struct daemon_conn *c,
 	daemon_conn_close(d, c);
 }
 
+static void admin_request(struct daemon *d, struct daemon_conn *c,
+			  struct vgpu_admin_request *req_in, ssize_t n, int fd);
+
 void daemon_admin_input(struct daemon *d, struct daemon_conn *c)
 {
 	struct vgpu_admin_request req;
 	ssize_t n;
+	int fd;
 
-	n = recv(c->fd, &req, sizeof(req), MSG_DONTWAIT | MSG_TRUNC);
+	n = request_recv(c->fd, &req, &fd);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
 		daemon_conn_close(d, c);
 		return;
+	}
+	/* only SUSPEND and RESUME take a descriptor; every exit below that
+	 * does not hand it on closes it */
+	if (fd >= 0 && (n != sizeof(req) || (req.op != VGPU_ADMIN_SUSPEND &&
+					     req.op != VGPU_ADMIN_RESUME))) {
+		close(fd);
+		fd = -1;
+	}
+	admin_request(d, c, &req, n, fd);
+}
+
+/* One request read by daemon_admin_input, fd with it (or -1). */
+static void admin_request(struct daemon *d, struct daemon_conn *c,
+			  struct vgpu_admin_request *req_in, ssize_t n, int fd)
+{
+	struct vgpu_admin_request req = *req_in;
+
+	if (fd >= 0 &&
+	    (c->uid != 0 || (size_t)n != sizeof(req) ||
+	     req.magic != VGPU_ADMIN_MAGIC || req.major != VGPU_ADMIN_MAJOR ||
+	     d->stopping ||
+	     (req.flags & ~(VGPU_ADMIN_STATE_FILE | VGPU_ADMIN_PROGRESS)))) {
+		close(fd); /* refused below before it is used */
+		fd = -1;
 	}
 	c->op = 0;
 	/* the socket is 0600, but a mode can be changed */
@@ -561,8 +664,15 @@ void daemon_admin_input(struct daemon *d, struct daemon_conn *c)
 				   VGPU_ADMIN_MINOR);
 		return;
 	}
-	if (req.flags && (req.op != VGPU_ADMIN_CREATE ||
-			  req.flags != VGPU_ADMIN_CREATE_MDEV)) {
+	if (req.flags &
+	    ~(req.op == VGPU_ADMIN_CREATE
+		      ? VGPU_ADMIN_CREATE_MDEV | VGPU_ADMIN_CREATE_POLICY |
+				VGPU_ADMIN_CREATE_RECOVERY
+	      : req.op == VGPU_ADMIN_PLAN_CHECK ? VGPU_ADMIN_CREATE_POLICY
+	      : req.op == VGPU_ADMIN_SUSPEND || req.op == VGPU_ADMIN_RESUME
+		      ? VGPU_ADMIN_STATE_FILE | VGPU_ADMIN_PROGRESS
+	      : req.op == VGPU_ADMIN_MIGRATE ? VGPU_ADMIN_PROGRESS
+					     : 0u)) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
 				   "request flags 0x%x are not defined for op "
 				   "%u",
@@ -571,14 +681,16 @@ void daemon_admin_input(struct daemon *d, struct daemon_conn *c)
 	}
 	if (d->stopping && req.op != VGPU_ADMIN_LIST &&
 	    req.op != VGPU_ADMIN_GPUS && req.op != VGPU_ADMIN_SHOW &&
-	    req.op != VGPU_ADMIN_MDEVS && req.op != VGPU_ADMIN_TOP) {
+	    req.op != VGPU_ADMIN_MDEVS && req.op != VGPU_ADMIN_TOP &&
+	    req.op != VGPU_ADMIN_SCHED) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BUSY, NULL,
 				   "vgpud is shutting down");
 		return;
 	}
 	switch (req.op) {
 	case VGPU_ADMIN_CREATE:
-		admin_create(d, c, &req);
+		if (!daemon_sched_create(d, c, &req, false))
+			admin_create(d, c, &req);
 		break;
 	case VGPU_ADMIN_DESTROY:
 		admin_destroy(d, c, &req);
@@ -593,7 +705,8 @@ void daemon_admin_input(struct daemon *d, struct daemon_conn *c)
 		admin_show(d, c, &req);
 		break;
 	case VGPU_ADMIN_PLAN_CHECK:
-		admin_plan_check(d, c, &req);
+		if (!daemon_sched_create(d, c, &req, true))
+			admin_plan_check(d, c, &req);
 		break;
 	case VGPU_ADMIN_MDEVS:
 		admin_mdevs(d, c, &req);
@@ -604,8 +717,22 @@ void daemon_admin_input(struct daemon *d, struct daemon_conn *c)
 	case VGPU_ADMIN_TOP:
 		daemon_load_top(d, c, &req);
 		break;
+	case VGPU_ADMIN_POLICY:
+		daemon_sched_policy_admin(d, c, &req);
+		break;
+	case VGPU_ADMIN_SCHED:
+		daemon_sched_show_admin(d, c, &req);
+		break;
+	case VGPU_ADMIN_SUSPEND:
+	case VGPU_ADMIN_RESUME:
+	case VGPU_ADMIN_MIGRATE:
+		daemon_state_admin(d, c, &req, fd);
+		fd = -1;
+		break;
 	default:
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
 				   "unknown admin op %u", req.op);
 	}
+	if (fd >= 0)
+		close(fd);
 }

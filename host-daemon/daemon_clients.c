@@ -124,6 +124,9 @@ static const char *vgpu_unavailable(const struct daemon_vgpu *v)
 		       "administrator must destroy and re-create it";
 	case VGPU_ADMIN_STATE_STOPPING:
 		return "is being destroyed";
+	case VGPU_ADMIN_STATE_SUSPENDED:
+		return "is suspended; an administrator must resume it "
+		       "(vgpu-admin resume)";
 	}
 	return "has no worker right now";
 }

@@ -24,6 +24,7 @@
 
 #include "ctl_msg.h"
 #include "daemon_part.h"
+#include "daemon_sched.h"
 #include "nvml_sym.h"
 
 #define LOAD_BUSY_MIN	  0.05 /* below: idle, for the bandwidth class */
@@ -61,10 +62,12 @@ void daemon_part_vgpu_free(struct daemon *d, struct daemon_vgpu *v)
 	daemon_resize_abort(d, v, "the vGPU is going away");
 	free(v->part);
 	v->part = NULL;
+	daemon_sched_vgpu_free(d, v);
 }
 
 void daemon_part_fini(struct daemon *d)
 {
+	daemon_sched_fini(d);
 	if (!d->part)
 		return;
 	if (d->part->nvml) {
@@ -268,6 +271,7 @@ void daemon_load_update(struct daemon *d, struct daemon_vgpu *v,
 	if (d->part && v->cfg.gpu < VGPU_MAX_GPUS &&
 	    d->part->gpu[v->cfg.gpu].dev)
 		p->bw_class = bw_class_of(p);
+	daemon_sched_load(d, v);
 }
 
 static void fill_load(struct daemon *d, struct daemon_vgpu *v,

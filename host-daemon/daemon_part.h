@@ -69,6 +69,15 @@ struct daemon_part {
 /* ---- daemon_resize.c ---- */
 void daemon_resize_admin(struct daemon *d, struct daemon_conn *c,
 			 const struct vgpu_admin_request *req);
+/*
+ * Move v (running, not being resized) onto r's groups (from
+ * plan_resize_choose): held in the plan, RESIZE sent; waiter (NULL: the
+ * scheduler's) is answered with the outcome. 0, or -1 with an admin
+ * status and a sentence.
+ */
+int daemon_resize_start(struct daemon *d, struct daemon_vgpu *v,
+			const struct plan_resize *r, struct daemon_conn *waiter,
+			int32_t *status, char *err, size_t errlen);
 void daemon_resize_done(struct daemon *d, struct daemon_vgpu *v,
 			struct vgpu_ctl_resized *r);
 /* v's worker is gone (or v is going): a pending resize fails. */

@@ -26,6 +26,8 @@
 
 #include "ctl_msg.h"
 #include "daemon_part.h"
+#include "daemon_state_ops.h"
+#include "daemon_sched.h"
 
 /* The request's name: NUL-terminated and valid (answers c if not). */
 static bool name_ok(struct daemon *d, struct daemon_conn *c,
@@ -90,18 +92,71 @@ static bool resizable(struct daemon *d, struct daemon_conn *c,
 				   v->cfg.name);
 		return false;
 	}
+	if (daemon_state_busy(v)) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BUSY, NULL,
+				   "vGPU %s is being migrated or resumed; try "
+				   "again when that is done",
+				   v->cfg.name);
+		return false;
+	}
 	return true;
+}
+
+int daemon_resize_start(struct daemon *d, struct daemon_vgpu *v,
+			const struct plan_resize *r, struct daemon_conn *waiter,
+			int32_t *status, char *err, size_t errlen)
+{
+	struct vgpu_ctl_resize msg;
+	struct daemon_vgpu_part *p;
+	char groups[96];
+	int e;
+
+	p = daemon_vgpu_part(v);
+	if (!p || (!d->part && !(d->part = calloc(1, sizeof(*d->part))))) {
+		*status = VGPU_ADMIN_INTERNAL;
+		snprintf(err, errlen, "vgpud is out of memory");
+		return -1;
+	}
+	if (plan_resize_hold(d->plan, v->cfg.name, r)) {
+		*status = VGPU_ADMIN_INTERNAL;
+		snprintf(err, errlen,
+			 "the planner could not hold the new groups");
+		return -1;
+	}
+	memset(&msg, 0, sizeof(msg));
+	msg.seq = ++d->part->resize_seq;
+	msg.ngroups = r->ngroups;
+	memcpy(msg.groups, r->groups, r->ngroups * sizeof(r->groups[0]));
+	e = ctl_send(v->ctl_fd, VGPU_CTL_RESIZE, &msg, sizeof(msg), -1);
+	if (e) {
+		plan_resize_finish(d->plan, v->cfg.name, r, false);
+		*status = VGPU_ADMIN_WORKER_FAILED;
+		snprintf(err, errlen, "vGPU %s: cannot reach its worker: %s",
+			 v->cfg.name, strerror(-e));
+		return -1;
+	}
+	if (waiter) /* the scheduler logs its own moves */
+		daemon_log("resizing vGPU %s: %u -> %u SMs (groups %s)",
+			   v->cfg.name, v->sms, r->sms,
+			   plan_groups_text(r->groups, r->ngroups, groups,
+					    sizeof(groups)));
+	p->resizing = true;
+	p->seq = msg.seq;
+	p->plan = *r;
+	p->waiter = waiter;
+	p->deadline = daemon_now_ms() + DAEMON_RESIZE_TIMEOUT_MS;
+	if (waiter)
+		waiter->parked = true;
+	return 0;
 }
 
 void daemon_resize_admin(struct daemon *d, struct daemon_conn *c,
 			 const struct vgpu_admin_request *req)
 {
-	struct vgpu_ctl_resize msg;
-	struct daemon_vgpu_part *p;
 	struct daemon_vgpu *v;
 	struct plan_resize r;
 	char err[VGPU_MESSAGE_MAX], groups[96];
-	int e;
+	int32_t status;
 
 	if (!name_ok(d, c, req))
 		return;
@@ -118,6 +173,8 @@ void daemon_resize_admin(struct daemon *d, struct daemon_conn *c,
 		return;
 	}
 	if (!resizable(d, c, v))
+		return;
+	if (!daemon_sched_resize_ok(d, c, v, req))
 		return;
 	if (plan_resize_choose(d->plan, v->cfg.name, req->sms, req->slice_mask,
 			       &r, err, sizeof(err))) {
@@ -136,39 +193,8 @@ void daemon_resize_admin(struct daemon *d, struct daemon_conn *c,
 						    sizeof(groups)));
 		return;
 	}
-	p = daemon_vgpu_part(v);
-	if (!p || (!d->part && !(d->part = calloc(1, sizeof(*d->part))))) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
-				   "vgpud is out of memory");
-		return;
-	}
-	if (plan_resize_hold(d->plan, v->cfg.name, &r)) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
-				   "the planner could not hold the new groups");
-		return;
-	}
-	memset(&msg, 0, sizeof(msg));
-	msg.seq = ++d->part->resize_seq;
-	msg.ngroups = r.ngroups;
-	memcpy(msg.groups, r.groups, r.ngroups * sizeof(r.groups[0]));
-	e = ctl_send(v->ctl_fd, VGPU_CTL_RESIZE, &msg, sizeof(msg), -1);
-	if (e) {
-		plan_resize_finish(d->plan, v->cfg.name, &r, false);
-		daemon_admin_reply(d, c, VGPU_ADMIN_WORKER_FAILED, NULL,
-				   "vGPU %s: cannot reach its worker: %s",
-				   v->cfg.name, strerror(-e));
-		return;
-	}
-	daemon_log(
-		"resizing vGPU %s: %u -> %u SMs (groups %s)", v->cfg.name,
-		v->sms, r.sms,
-		plan_groups_text(r.groups, r.ngroups, groups, sizeof(groups)));
-	p->resizing = true;
-	p->seq = msg.seq;
-	p->plan = r;
-	p->waiter = c;
-	p->deadline = daemon_now_ms() + DAEMON_RESIZE_TIMEOUT_MS;
-	c->parked = true;
+	if (daemon_resize_start(d, v, &r, c, &status, err, sizeof(err)))
+		daemon_admin_reply(d, c, status, NULL, "%s", err);
 }
 
 /* "the worker could not resize it" as an admin status. */
@@ -206,6 +232,7 @@ void daemon_resize_done(struct daemon *d, struct daemon_vgpu *v,
 	p->deadline = 0;
 	if (r->status != 0) {
 		plan_resize_finish(d->plan, v->cfg.name, &p->plan, false);
+		daemon_sched_resized(d, v, false);
 		daemon_log("vGPU %s: resize refused by its worker: %s "
 			   "(CUresult %d)",
 			   v->cfg.name, r->message, r->status);
@@ -234,6 +261,7 @@ void daemon_resize_done(struct daemon *d, struct daemon_vgpu *v,
 	p->last_build_us = (uint32_t)(r->build_ns / 1000);
 	p->last_waits = r->waits;
 	d->state_dirty = true;
+	daemon_sched_resized(d, v, true);
 	plan_groups_text(p->plan.groups, p->plan.ngroups, groups,
 			 sizeof(groups));
 	daemon_log("vGPU %s: resized %u -> %u SMs (groups %s): new context "
@@ -271,6 +299,7 @@ void daemon_resize_abort(struct daemon *d, struct daemon_vgpu *v,
 	p->deadline = 0;
 	/* it comes back on its config: the old groups */
 	plan_resize_finish(d->plan, v->cfg.name, &p->plan, false);
+	daemon_sched_resized(d, v, false);
 	daemon_log("vGPU %s: resize failed: %s", v->cfg.name, why);
 	if (c)
 		daemon_admin_reply(d, c, VGPU_ADMIN_WORKER_FAILED, NULL,
@@ -315,6 +344,7 @@ void daemon_resize_close_waiters(struct daemon *d)
 {
 	struct daemon_vgpu *v;
 
+	daemon_sched_close_waiters(d);
 	for (v = d->vgpus; v; v = v->next) {
 		if (!v->part || !v->part->waiter)
 			continue;

@@ -16,6 +16,11 @@
  *
  * "mdev" (optional) is the mdev UUID the vGPU is bound to (the VM path,
  * daemon_mdev.c); owned: it was composed for that instance.
+ * "state" (optional, daemon_state_ops.c): {"suspended": bool,
+ * "save_interval_ms": N}; a suspended vGPU holds only its name and VA
+ * window ("groups", "sms" and "memory" say where it was). "policy"
+ * (optional) is a vGPU's scheduling policy and "scheduler" (optional)
+ * every GPU's (daemon_sched_admin.c).
  *
  * Written after every change (temp file in the same directory, fsync,
  * rename, fsync of the directory), so a crash leaves the old or the new
@@ -39,6 +44,8 @@
 
 #include "ctl_msg.h"
 #include "daemon.h"
+#include "daemon_sched.h"
+#include "daemon_state_ops.h"
 #include "mdev_uuid.h"
 
 #define STATE_FORMAT  "vgpud-state"
@@ -53,7 +60,7 @@ static const char *backend_name(uint32_t b)
 
 static json_t *vgpu_json(const struct daemon_vgpu *v)
 {
-	json_t *groups = json_array(), *j;
+	json_t *groups = json_array(), *j, *st;
 	char u[MDEV_UUID_TEXT];
 	uint32_t i;
 
@@ -79,6 +86,16 @@ static json_t *vgpu_json(const struct daemon_vgpu *v)
 		"time_limit_ms", (json_int_t)v->cfg.kernel_time_limit_ms,
 		"ctl_path", v->cfg.ctl_path, "pid", (json_int_t)v->pid,
 		"restarts", (json_int_t)v->restarts);
+	if (j && (st = daemon_sched_vgpu_json(v)) &&
+	    json_object_set_new(j, "policy", st)) {
+		json_decref(j);
+		return NULL;
+	}
+	if (j && (st = daemon_state_vgpu_json(v)) &&
+	    json_object_set_new(j, "state", st)) {
+		json_decref(j);
+		return NULL;
+	}
 	if (j && v->mdev) {
 		mdev_uuid_format(v->mdev_uuid, u);
 		if (json_object_set_new(j, "mdev",
@@ -106,6 +123,9 @@ int daemon_state_save(struct daemon *d)
 			 backend_name(d->backend), "mps_started",
 			 (int)d->mps.started, "vgpus", list);
 	if (!root)
+		goto oom;
+	if (d->sched &&
+	    json_object_set_new(root, "scheduler", daemon_sched_json(d)))
 		goto oom;
 	for (v = d->vgpus; v; v = v->next) {
 		json_t *j;
@@ -241,7 +261,7 @@ static struct daemon_vgpu *vgpu_from_json(struct daemon *d, json_t *j,
 {
 	json_int_t gpu, sms, memory, va_base, va_size, cid, tl, pid, restarts;
 	const char *name, *ckind, *iso, *ctl_path;
-	json_t *groups, *g, *mdev = NULL;
+	json_t *groups, *g, *mdev = NULL, *policy = NULL, *state = NULL;
 	json_error_t je;
 	struct daemon_vgpu *v;
 	const struct plan_grant *grant;
@@ -252,13 +272,14 @@ static struct daemon_vgpu *vgpu_from_json(struct daemon *d, json_t *j,
 
 	if (json_unpack_ex(j, &je, JSON_STRICT,
 			   "{s:s, s:I, s:o, s:I, s:I, s:I, s:I, s:{s:s, s:I}, "
-			   "s:s, s:I, s:s, s:I, s:I, s?o}",
+			   "s:s, s:I, s:s, s:I, s:I, s?o, s?o, s?o}",
 			   "name", &name, "gpu", &gpu, "groups", &groups, "sms",
 			   &sms, "memory", &memory, "va_base", &va_base,
 			   "va_size", &va_size, "consumer", "kind", &ckind,
 			   "id", &cid, "isolation", &iso, "time_limit_ms", &tl,
 			   "ctl_path", &ctl_path, "pid", &pid, "restarts",
-			   &restarts, "mdev", &mdev)) {
+			   &restarts, "mdev", &mdev, "policy", &policy, "state",
+			   &state)) {
 		snprintf(err, errlen, "a vGPU entry: %s", je.text);
 		return NULL;
 	}
@@ -339,11 +360,17 @@ static struct daemon_vgpu *vgpu_from_json(struct daemon *d, json_t *j,
 	}
 	if (mdev && state_mdev(name, mdev, &bind, err, errlen))
 		return NULL;
-	grant = plan_restore(d->plan, name, (uint32_t)gpu, (uint32_t)n, gr,
-			     (uint64_t)memory, (uint64_t)va_base, err, errlen);
+	/* a suspended vGPU holds only its name and VA window */
+	if (daemon_state_json_suspended(state))
+		grant = plan_restore_suspended(d->plan, name, (uint32_t)gpu,
+					       (uint64_t)va_base, err, errlen);
+	else
+		grant = plan_restore(d->plan, name, (uint32_t)gpu, (uint32_t)n,
+				     gr, (uint64_t)memory, (uint64_t)va_base,
+				     err, errlen);
 	if (!grant)
 		return NULL;
-	if (grant->sms != (uint64_t)sms) {
+	if (grant->ngroups && grant->sms != (uint64_t)sms) {
 		snprintf(err, errlen,
 			 "vGPU %s: \"sms\" is %lld, but its groups hold %u "
 			 "SMs on this GPU",
@@ -365,6 +392,11 @@ static struct daemon_vgpu *vgpu_from_json(struct daemon *d, json_t *j,
 	v->cfg.va_base = grant->va_base;
 	v->cfg.va_size = grant->va_size;
 	v->cfg.memory_quota = grant->memory;
+	if (!grant->ngroups) { /* suspended: where it was, as recorded */
+		v->cfg.ngroups = (uint32_t)n;
+		memcpy(v->cfg.groups, gr, n * sizeof(gr[0]));
+		v->cfg.memory_quota = (uint64_t)memory;
+	}
 	v->cfg.kernel_time_limit_ms = (uint32_t)tl;
 	v->cfg.max_clients = DAEMON_MAX_CLIENTS;
 	v->cfg.isolation = strcmp(iso, "exclusive") == 0;
@@ -377,7 +409,7 @@ static struct daemon_vgpu *vgpu_from_json(struct daemon *d, json_t *j,
 		v->cfg.client_uid = (uint32_t)cid;
 	}
 	daemon_vgpu_ctl_path(d, v);
-	v->sms = grant->sms;
+	v->sms = grant->ngroups ? grant->sms : (uint32_t)sms;
 	v->pid = (pid_t)pid;
 	v->restarts = (uint32_t)restarts;
 	v->state = VGPU_ADMIN_STATE_STARTING;
@@ -389,6 +421,19 @@ static struct daemon_vgpu *vgpu_from_json(struct daemon *d, json_t *j,
 		v->mdev_owned = bind.owned;
 		memcpy(v->mdev_uuid, bind.uuid, sizeof(v->mdev_uuid));
 	}
+	if (daemon_state_vgpu_from_json(d, v, state, err, errlen)) {
+		plan_release(d->plan, name);
+		free(v->st);
+		free(v);
+		return NULL;
+	}
+	if (policy && daemon_sched_vgpu_from_json(d, v, policy, err, errlen)) {
+		plan_release(d->plan, name);
+		free(v->sched);
+		free(v->st);
+		free(v);
+		return NULL;
+	}
 	return v;
 }
 
@@ -399,6 +444,8 @@ static void drop_loaded(struct daemon *d, struct daemon_vgpu *list)
 		struct daemon_vgpu *next = list->next;
 
 		plan_release(d->plan, list->cfg.name);
+		free(list->sched);
+		free(list->st);
 		free(list);
 		list = next;
 	}
@@ -410,7 +457,7 @@ int daemon_state_load(struct daemon *d, bool *mps_started, char *err,
 	struct daemon_vgpu *head = NULL, **tail = &head;
 	const char *format, *backend;
 	char what[VGPU_MESSAGE_MAX + 64];
-	json_t *root = NULL, *list, *j;
+	json_t *root = NULL, *list, *j, *sched = NULL;
 	json_int_t version;
 	json_error_t je;
 	char *text = NULL;
@@ -445,9 +492,10 @@ int daemon_state_load(struct daemon *d, bool *mps_started, char *err,
 			 d->state_path, je.line, je.text);
 		goto out;
 	}
-	if (json_unpack_ex(root, &je, JSON_STRICT, "{s:s, s:I, s:s, s:b, s:o}",
-			   "format", &format, "version", &version, "backend",
-			   &backend, "mps_started", &mps, "vgpus", &list)) {
+	if (json_unpack_ex(
+		    root, &je, JSON_STRICT, "{s:s, s:I, s:s, s:b, s:o, s?o}",
+		    "format", &format, "version", &version, "backend", &backend,
+		    "mps_started", &mps, "vgpus", &list, "scheduler", &sched)) {
 		snprintf(err, errlen,
 			 "%s: line 1: not a vgpud state file (%s); move it "
 			 "aside to start empty",
@@ -467,6 +515,12 @@ int daemon_state_load(struct daemon *d, bool *mps_started, char *err,
 			 "%s: line 1: its vGPUs ran on the %s backend, this "
 			 "vgpud uses %s; move it aside to start empty",
 			 d->state_path, backend, backend_name(d->backend));
+		goto out;
+	}
+	if (sched && daemon_sched_from_json(d, sched, what, sizeof(what))) {
+		snprintf(err, errlen,
+			 "%s: line 1: %s; move it aside to start empty",
+			 d->state_path, what);
 		goto out;
 	}
 	if (!json_is_array(list) || json_array_size(list) > PLAN_MAX_SLOTS) {
@@ -490,6 +544,8 @@ int daemon_state_load(struct daemon *d, bool *mps_started, char *err,
 					 "already",
 					 v->cfg.name, o->cfg.name);
 				plan_release(d->plan, v->cfg.name);
+				free(v->sched);
+				free(v->st);
 				free(v);
 				v = NULL;
 				break;
@@ -653,6 +709,7 @@ void daemon_state_adopt(struct daemon *d)
 		v->adopted = true;
 		v->ready = true;
 		v->state = VGPU_ADMIN_STATE_RUNNING;
+		daemon_state_adopted(d, v); /* suspended, if it was */
 		v->stats = msg.stats;
 		adopted++;
 		daemon_log("vGPU %s: adopted worker pid %d (%u clients)",
@@ -661,8 +718,10 @@ void daemon_state_adopt(struct daemon *d)
 	/* then restart them (a shared one takes its domain down first) */
 	for (v = d->vgpus; v; v = next) {
 		next = v->next;
-		if (!v->pid && v->state == VGPU_ADMIN_STATE_RESTARTING &&
-		    !v->retry_at)
+		if (!v->pid && daemon_state_suspended(v))
+			daemon_state_worker_gone(d, v); /* resume starts it */
+		else if (!v->pid && v->state == VGPU_ADMIN_STATE_RESTARTING &&
+			 !v->retry_at)
 			daemon_vgpu_gone(d, v);
 	}
 	if (adopted || gone)

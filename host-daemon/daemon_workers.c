@@ -35,7 +35,9 @@
 #include "ctl_msg.h"
 #include "daemon.h"
 #include "daemon_part.h"
+#include "daemon_state_ops.h"
 #include "daemon_mdev.h"
+#include "daemon_sched.h"
 
 #define PROBE_TIMEOUT_MS      30000 /* times 4 under a wrapper */
 #define PROBE_EXIT_TIMEOUT_MS 5000
@@ -96,7 +98,8 @@ static void strv_free(char **v)
 
 /*
  * The worker's environment: PATH, the MPS directories (cuda), the
- * simulator's settings and VGPU_REAL_LIBCUDA; nothing else of ours
+ * simulator's settings, VGPU_REAL_LIBCUDA and VGPU_SAVEPOINT_LOG (a log
+ * line per save point, worker_savepoint.c); nothing else of ours
  * (no LD_PRELOAD, no LD_LIBRARY_PATH).
  */
 static char **worker_env(const struct daemon *d, bool mps)
@@ -121,7 +124,8 @@ static char **worker_env(const struct daemon *d, bool mps)
 	}
 	for (i = 0; environ[i] && n + 1 < max; i++) {
 		if (strncmp(environ[i], "VGPU_SIM_", 9) &&
-		    strncmp(environ[i], "VGPU_REAL_LIBCUDA=", 18))
+		    strncmp(environ[i], "VGPU_REAL_LIBCUDA=", 18) &&
+		    strncmp(environ[i], "VGPU_SAVEPOINT_LOG=", 19))
 			continue;
 		env[n] = strdup(environ[i]);
 		if (!env[n++])
@@ -560,6 +564,7 @@ void daemon_vgpu_free(struct daemon *d, struct daemon_vgpu *v)
 
 	daemon_mdev_vgpu_freed(d, v);
 	daemon_part_vgpu_free(d, v); /* before its grant goes */
+	daemon_state_vgpu_free(d, v);
 	for (pp = &d->vgpus; *pp; pp = &(*pp)->next) {
 		if (*pp == v) {
 			*pp = v->next;
@@ -644,6 +649,8 @@ int daemon_vgpu_start(struct daemon *d, struct daemon_vgpu *v)
 	daemon_log("vGPU %s: worker pid %d started (%s%s)", v->cfg.name,
 		   (int)pid, daemon_isolation_name(v->cfg.isolation),
 		   daemon_vgpu_shared(v) ? " domain" : ": its own domain");
+	/* after a fault: its save point, before any client */
+	daemon_state_started(d, v);
 	d->state_dirty = true;
 	return 0;
 }
@@ -714,7 +721,10 @@ static void domain_fault(struct daemon *d, uint32_t gpu,
 		    v->state == VGPU_ADMIN_STATE_FAILED)
 			continue;
 		n++;
-		v->state = VGPU_ADMIN_STATE_RESTARTING;
+		/* a suspended one's worker is an MPS client too: it goes,
+		 * and the vGPU stays suspended (daemon_state_ops.c) */
+		if (!daemon_state_suspended(v))
+			v->state = VGPU_ADMIN_STATE_RESTARTING;
 		v->retry_at = 0;
 		if (v->pid)
 			daemon_vgpu_stop(d, v, DAEMON_STOP_DOMAIN,
@@ -771,7 +781,8 @@ static void domain_restart(struct daemon *d, uint32_t gpu)
 		next = v->next; /* start_failed may free v */
 		if (v->cfg.gpu != gpu || v->destroying ||
 		    !daemon_vgpu_shared(v) ||
-		    v->state == VGPU_ADMIN_STATE_FAILED)
+		    v->state == VGPU_ADMIN_STATE_FAILED ||
+		    daemon_state_suspended(v))
 			continue;
 		v->retry_at = 0;
 		if (daemon_vgpu_start(d, v) < 0)
@@ -892,13 +903,22 @@ void daemon_worker_input(struct daemon *d, struct daemon_vgpu *v)
 		struct vgpu_ctl_fault fault;
 		struct vgpu_ctl_resized resized;
 		struct vgpu_ctl_load load;
+		struct vgpu_ctl_activity activity;
+		struct vgpu_ctl_saved saved;
+		struct vgpu_ctl_progress progress;
 	} msg;
 	char why[VGPU_MESSAGE_MAX + 64];
 	uint32_t type, len;
-	int i, r;
+	int i, r, fd;
 
 	for (i = 0; i < 32 && v->ctl_fd >= 0; i++) {
-		r = ctl_recv(v->ctl_fd, &type, &msg, sizeof(msg), &len, NULL);
+		/* only SAVED carries a descriptor (a save point's memfd) */
+		r = ctl_recv(v->ctl_fd, &type, &msg, sizeof(msg), &len, &fd);
+		if (r == 0 && fd >= 0 &&
+		    (type != VGPU_CTL_SAVED || len != sizeof(msg.saved))) {
+			close(fd);
+			fd = -1;
+		}
 		if (r == -EAGAIN || r == -EINTR)
 			return;
 		if (r == -EPIPE || r == -ECONNRESET) {
@@ -936,6 +956,21 @@ void daemon_worker_input(struct daemon *d, struct daemon_vgpu *v)
 			if (len != sizeof(msg.load))
 				break;
 			daemon_load_update(d, v, &msg.load);
+			continue;
+		case VGPU_CTL_ACTIVITY:
+			if (len != sizeof(msg.activity))
+				break;
+			daemon_sched_activity(d, v, &msg.activity);
+			continue;
+		case VGPU_CTL_SAVED:
+			if (len != sizeof(msg.saved))
+				break;
+			daemon_state_saved(d, v, &msg.saved, fd);
+			continue;
+		case VGPU_CTL_PROGRESS:
+			if (len != sizeof(msg.progress))
+				break;
+			daemon_state_progress(d, v, &msg.progress);
 			continue;
 		case VGPU_CTL_FAULT:
 			if (len != sizeof(msg.fault))
@@ -977,6 +1012,7 @@ static void worker_exited(struct daemon *d, struct daemon_vgpu *v, int st)
 		close(v->ctl_fd);
 	v->ctl_fd = -1;
 	daemon_resize_abort(d, v, "its worker exited");
+	daemon_state_abort(d, v, "its worker exited");
 	if (v->pidfd >= 0)
 		close(v->pidfd);
 	v->pidfd = -1;
@@ -1009,6 +1045,15 @@ static void worker_exited(struct daemon *d, struct daemon_vgpu *v, int st)
 	if (d->stopping || v->stop == DAEMON_STOP_EXIT) {
 		daemon_log("vGPU %s: worker pid %d %s", v->cfg.name, (int)pid,
 			   how);
+		return;
+	}
+	if (daemon_state_suspended(v)) {
+		daemon_log(
+			"vGPU %s: worker pid %d %s while suspended; it stays "
+			"suspended (a resume starts a new, empty worker)",
+			v->cfg.name, (int)pid, how);
+		daemon_state_worker_gone(d, v);
+		domain_check(d, gpu);
 		return;
 	}
 	if (v->stop == DAEMON_STOP_DOMAIN) {
@@ -1104,6 +1149,8 @@ void daemon_workers_timers(struct daemon *d, int64_t now)
 			domain_restart(d, gpu);
 	}
 	daemon_resize_timers(d, now);
+	daemon_state_timers(d, now);
+	daemon_sched_timers(d, now);
 
 	for (v = d->vgpus; v; v = next) {
 		next = v->next;
@@ -1152,12 +1199,14 @@ int64_t daemon_workers_next_deadline(struct daemon *d)
 			CONSIDER(v->kill_deadline);
 			CONSIDER(v->ready_deadline);
 			CONSIDER(daemon_resize_deadline(v));
+			CONSIDER(daemon_state_deadline(v));
 		} else {
 			CONSIDER(v->retry_at);
 		}
 	}
 	for (i = 0; i < d->ngpus; i++)
 		CONSIDER(d->domains[i].restart_at);
+	CONSIDER(daemon_sched_deadline(d));
 #undef CONSIDER
 	return next;
 }

@@ -4,3 +4,4 @@ include host-daemon/backend.mk
 include host-daemon/worker.mk
 include host-daemon/daemon.mk
 include host-daemon/blueprint.mk
+include host-daemon/sched.mk

@@ -329,26 +329,18 @@ void suballoc_destroy(struct suballoc *sa)
 	sa->root = sa->first = NULL;
 }
 
-int suballoc_alloc(struct suballoc *sa, uint64_t bytes, uint32_t owner,
-		   uint64_t *out)
+/*
+ * Make [a, a + size) of the free block f an allocation of owner: map the
+ * granules it needs (within the quota), split f. On any error nothing
+ * changed.
+ */
+static int sa_take(struct suballoc *sa, struct sa_block *f, uint64_t a,
+		   uint64_t size, uint32_t owner)
 {
 	struct sa_span sp[3];
-	struct sa_block *f, *u, *t, *n1, *n2;
-	uint64_t size, align, a, end, need = 0, pad, tail;
+	struct sa_block *u, *t, *n1, *n2;
+	uint64_t end = a + size, need = 0, pad, tail;
 	int i, n, rc;
-
-	if (!bytes || !owner)
-		return -EINVAL;
-	if (bytes > sa->size || bytes > sa->quota)
-		return -ENOMEM;
-	if (sa->max_allocs && sa->nallocs >= sa->max_allocs)
-		return -ENOMEM;
-	size = (bytes + SUBALLOC_ALIGN - 1) & ~(uint64_t)(SUBALLOC_ALIGN - 1);
-	align = size >= sa->granule ? sa->granule : SUBALLOC_ALIGN;
-	f = sa_first_fit(sa->root, size, align, &a);
-	if (!f)
-		return -ENOMEM;
-	end = a + size;
 
 	/* f is free, so its neighbours are used (or the window's ends). */
 	n = sa_spans(sa, a, end, f->prev ? blk_end(f->prev) : sa->base,
@@ -403,7 +395,69 @@ int suballoc_alloc(struct suballoc *sa, uint64_t bytes, uint32_t owner,
 	sa->mapped += need;
 	sa->used += size;
 	sa->nallocs++;
-	*out = a;
+	return 0;
+}
+
+int suballoc_alloc(struct suballoc *sa, uint64_t bytes, uint32_t owner,
+		   uint64_t *out)
+{
+	struct sa_block *f;
+	uint64_t size, align, a;
+	int rc;
+
+	if (!bytes || !owner)
+		return -EINVAL;
+	if (bytes > sa->size || bytes > sa->quota)
+		return -ENOMEM;
+	if (sa->max_allocs && sa->nallocs >= sa->max_allocs)
+		return -ENOMEM;
+	size = (bytes + SUBALLOC_ALIGN - 1) & ~(uint64_t)(SUBALLOC_ALIGN - 1);
+	align = size >= sa->granule ? sa->granule : SUBALLOC_ALIGN;
+	f = sa_first_fit(sa->root, size, align, &a);
+	if (!f)
+		return -ENOMEM;
+	rc = sa_take(sa, f, a, size, owner);
+	if (rc == 0)
+		*out = a;
+	return rc;
+}
+
+int suballoc_alloc_at(struct suballoc *sa, uint64_t addr, uint64_t bytes,
+		      uint32_t owner)
+{
+	struct sa_block *f;
+	uint64_t size;
+
+	if (!bytes || !owner || addr % SUBALLOC_ALIGN)
+		return -EINVAL;
+	if (bytes > sa->size || bytes > sa->quota)
+		return -ENOMEM;
+	if (sa->max_allocs && sa->nallocs >= sa->max_allocs)
+		return -ENOMEM;
+	size = (bytes + SUBALLOC_ALIGN - 1) & ~(uint64_t)(SUBALLOC_ALIGN - 1);
+	f = sa_find(sa->root, addr);
+	if (!f || f->owner || size > blk_end(f) - addr)
+		return -EEXIST;
+	return sa_take(sa, f, addr, size, owner);
+}
+
+int suballoc_next(const struct suballoc *sa, uint64_t *pos, uint64_t *start,
+		  uint64_t *size, uint32_t *owner)
+{
+	const struct sa_block *b;
+
+	if (*pos < sa->base)
+		*pos = sa->base;
+	b = *pos - sa->base < sa->size ? sa_find(sa->root, *pos) : NULL;
+	for (; b; b = b->next) {
+		if (!b->owner || b->start < *pos)
+			continue;
+		*start = b->start;
+		*size = b->size;
+		*owner = b->owner;
+		*pos = blk_end(b);
+		return 1;
+	}
 	return 0;
 }
 

@@ -57,6 +57,22 @@ int suballoc_alloc(struct suballoc *sa, uint64_t bytes, uint32_t owner,
 		   uint64_t *out);
 
 /*
+ * Allocate exactly [addr, addr + bytes) (addr SUBALLOC_ALIGN-aligned) for
+ * owner: bringing an allocation back where it was (a save point). 0;
+ * -EEXIST when the range is not free; otherwise as suballoc_alloc.
+ */
+int suballoc_alloc_at(struct suballoc *sa, uint64_t addr, uint64_t bytes,
+		      uint32_t owner);
+
+/*
+ * Walk the live allocations in address order: *pos = 0 (or the window's
+ * base) starts; each call returns 1 with the next allocation at or above
+ * *pos (and moves *pos past it), 0 at the end.
+ */
+int suballoc_next(const struct suballoc *sa, uint64_t *pos, uint64_t *start,
+		  uint64_t *size, uint32_t *owner);
+
+/*
  * Free the allocation that starts at addr. Returns 0; -EINVAL when no
  * live allocation starts there (double free, interior pointer); -EPERM
  * when it belongs to another owner (nothing is freed); or the unmap

@@ -26,6 +26,8 @@
 #include "daemon.h"
 #include "daemon_part.h"
 #include "daemon_mdev.h"
+#include "daemon_sched.h"
+#include "daemon_state_ops.h"
 
 #define VGPUD_DEFAULT_RUN_DIR "/run/vgpu"
 #define VGPUD_DEFAULT_VA_BASE 0x500000000000ull
@@ -65,6 +67,11 @@ static const char vgpud_usage[] =
 	"  --mdev MODE          the VM path through /dev/vgpu-ctl\n"
 	"                       (vgpu_mdev.ko): auto (default: when the\n"
 	"                       device exists), on (fail without it), off\n"
+	"  --policy MODE        every GPU's scheduling policy at start:\n"
+	"                       static (default: blueprint sizes fixed),\n"
+	"                       fair or priority (vgpu-admin policy --gpu N\n"
+	"                       --mode changes it later; the state file\n"
+	"                       keeps it across restarts)\n"
 	"  --foreground         stay in the foreground (the default)\n"
 	"  --help               this text\n"
 	"\n"
@@ -164,6 +171,7 @@ static int parse_options(struct daemon_opts *o, int argc, char **argv)
 		{"orphan-timeout", required_argument, NULL, 'o'},
 		{"keep-workers", no_argument, NULL, 'k'},
 		{"mdev", required_argument, NULL, 'M'},
+		{"policy", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -244,6 +252,18 @@ static int parse_options(struct daemon_opts *o, int argc, char **argv)
 				return 2;
 			}
 			o->mdev = optarg;
+			break;
+		case 'P':
+			if (strcmp(optarg, "static") &&
+			    strcmp(optarg, "fair") &&
+			    strcmp(optarg, "priority")) {
+				fprintf(stderr,
+					"vgpud: --policy is static, fair or "
+					"priority, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			o->policy = optarg;
 			break;
 		case 'h':
 			fputs(vgpud_usage, stdout);
@@ -731,6 +751,7 @@ static void conns_close_all(struct daemon *d)
 	struct daemon_conn *c;
 
 	daemon_resize_close_waiters(d);
+	daemon_state_close_waiters(d);
 	for (v = d->vgpus; v; v = v->next) {
 		if (v->create_waiter)
 			daemon_admin_reply(
@@ -865,6 +886,10 @@ int main(int argc, char **argv)
 	/* before the workers are touched (--mdev on may refuse to start);
 	 * its EXISTS events are read in the loop, after the adoption */
 	if (daemon_mdev_init(d, err, sizeof(err))) {
+		daemon_log("%s", err);
+		goto out;
+	}
+	if (daemon_sched_init(d, err, sizeof(err))) {
 		daemon_log("%s", err);
 		goto out;
 	}

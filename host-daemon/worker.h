@@ -11,7 +11,10 @@
  *   worker_watchdog.c  kernel time limit, per-stream in-flight launches
  *   worker_resize.c    resize / slice moves, change counter (worker_part.h)
  *   worker_load.c      the workload analyzer's load reports (worker_part.h)
+ *   worker_sched.c     holds and activity edges for vgpud's scheduler
  *   worker_adopt.c     re-adoption by a restarted vgpud (ctl_path)
+ *   worker_state*.c    save, restore, migration, save points
+ *                      (worker_state.h)
  *   mem_suballoc.c     the VA window's sub-allocator (pure logic)
  *   ctl_msg.c          control-message transport (shared with vgpud)
  *
@@ -45,10 +48,17 @@
 #define WORKER_CHANNEL_FDS 4
 /* A channel ring's data area is at least this (worker_channel_check). */
 #define WORKER_CHANNEL_MIN_DATA (1u << 20)
+/* The owner of allocations brought back from a save point after a fault
+ * (worker_state.h): every client of the vGPU may use them. Never a
+ * client's id. */
+#define WORKER_OWNER_RECOVERED 0xffffffffu
+/* Library images kept for state files, per vGPU (worker_state.h) */
+#define WORKER_IMAGE_TOTAL_MAX (1ull << 30)
 
 struct worker_client;
 struct worker_watchdog;
 struct worker_part;
+struct worker_sched;
 
 /*
  * Re-adoption by a restarted vgpud (worker_adopt.c): the listener at
@@ -99,6 +109,20 @@ struct worker {
 	struct worker_part *part;  /* NULL until worker_part_init */
 	pthread_mutex_t info_lock; /* guards info (clients copy it) */
 	uint32_t change_count;	   /* of the composition (atomic) */
+
+	/* scheduling (worker_sched.h): holds, activity edges; NULL until
+	 * worker_sched_init */
+	struct worker_sched *sched;
+
+	/* save, restore, migration (worker_state.h); state NULL until
+	 * worker_state_init */
+	struct worker_state *state;
+	int frozen;	      /* client threads take no descriptor (atomic) */
+	int dirty_all;	      /* a kernel ran since the last save point */
+	uint64_t *dirty;      /* granules copies wrote since then; NULL: no
+				 save points */
+	uint32_t dirty_shift; /* log2 of the granule */
+	uint64_t image_bytes; /* library images kept (atomic) */
 };
 
 /*

@@ -26,6 +26,7 @@
 
 #include "ctl_msg.h"
 #include "worker.h"
+#include "worker_state.h"
 
 #define ADOPT_BACKLOG	     4
 #define ADOPT_SEND_TIMEOUT_S 2 /* as for the --ctl-fd socket */
@@ -243,6 +244,8 @@ static int adopt_take(struct worker *w, int fd)
 	}
 	__atomic_store_n(&w->ctl_fd, fd, __ATOMIC_RELEASE);
 	w->adopt.deadline_ns = 0;
+	if (w->state) /* the new vgpud gets the save point's memfd again */
+		w->state->sp_sent = false;
 	return 0;
 }
 

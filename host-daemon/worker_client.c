@@ -47,6 +47,8 @@
 #include "ctl_msg.h"
 #include "worker.h"
 #include "worker_part.h"
+#include "worker_sched.h"
+#include "worker_state.h"
 
 #define WORKER_SPIN_NS		50000ull /* spin before sleeping */
 #define WORKER_CQ_FULL_SLEEP_MS 1  /* poll interval while the CQ is full */
@@ -73,6 +75,8 @@ struct worker_client {
 	pthread_t thread;
 	int stop;    /* set by the main thread: finish and leave */
 	int serving; /* session set up: stats may read it */
+	int active;  /* has work in hand: a hold waits for it (atomic;
+			worker_sched.h) */
 	int done;    /* the thread has finished and freed the session */
 
 	struct worker_session sess;
@@ -320,6 +324,8 @@ static int client_wait_submit(struct worker_client *c, uint32_t head)
  * cq_tail. The client does not ring when it consumes, so a full queue is
  * polled (spin, then 1 ms sleeps that still notice the socket closing).
  */
+static int client_hold(struct worker_client *c);
+
 static int client_wait_cq(struct worker_client *c, uint32_t cq_tail)
 {
 	struct vgpu_ring_header *h = c->hdr;
@@ -341,6 +347,10 @@ static int client_wait_cq(struct worker_client *c, uint32_t cq_tail)
 			cpu_relax();
 			continue;
 		}
+		/* no descriptor taken yet: a client that does not read its
+		 * completions must not keep a freeze from happening */
+		if (worker_frozen(c->w) && client_hold(c) < 0)
+			return -1;
 		if (client_sleep(c, WORKER_CQ_FULL_SLEEP_MS) < 0)
 			return -1;
 	}
@@ -361,6 +371,22 @@ static void sqe_copy(struct vgpu_sqe *dst, const struct vgpu_sqe *src)
 	*dst = u.sqe;
 }
 
+/*
+ * The vGPU is held (worker_sched.h): stand aside until it is not, still
+ * noticing the client leaving and a stop. 0 to go on, -1 to leave.
+ */
+static int client_hold(struct worker_client *c)
+{
+	for (;;) {
+		__atomic_store_n(&c->active, 0, __ATOMIC_SEQ_CST);
+		if (client_sleep(c, WORKER_HOLD_POLL_MS) < 0)
+			return -1;
+		__atomic_store_n(&c->active, 1, __ATOMIC_SEQ_CST);
+		if (!worker_sched_held(c->w) && !worker_frozen(c->w))
+			return 0;
+	}
+}
+
 /* The descriptor loop; returns when the client is gone or must stop. */
 static void client_serve(struct worker_client *c)
 {
@@ -379,16 +405,26 @@ static void client_serve(struct worker_client *c)
 			return;
 		tail = ring_load_acquire(&h->sq_tail);
 		if (tail == head) {
+			if (c->active)
+				__atomic_store_n(&c->active, 0,
+						 __ATOMIC_SEQ_CST);
 			if (client_wait_submit(c, head) < 0)
 				return;
 			continue;
 		}
+		if (!c->active)
+			__atomic_store_n(&c->active, 1, __ATOMIC_SEQ_CST);
 		if (ring_used(head, tail) > sq_n) {
 			client_break(c, "sq_tail is not within sq_entries of "
 					"sq_head");
 			return;
 		}
 		while (head != tail) {
+			/* held by the scheduler, or frozen for a save or a
+			 * migration (worker_state.h) */
+			if ((worker_sched_gate(c->w) || worker_frozen(c->w)) &&
+			    client_hold(c) < 0)
+				return;
 			if (client_wait_cq(c, cq_tail) < 0)
 				return;
 			sqe_copy(&sqe, &sq[head & (sq_n - 1)]);
@@ -424,6 +460,8 @@ static void *client_thread(void *arg)
 	struct worker *w = c->w;
 	int rc;
 
+	/* not while the vGPU is frozen (a migration or a suspend) */
+	worker_state_enter(w, &c->active, &c->stop);
 	rc = w->ops->thread_attach(w->be);
 	if (rc) {
 		worker_check(w, rc, "thread_attach");
@@ -472,6 +510,8 @@ static void *client_thread(void *arg)
 	{
 		void *data = c->sess.data; /* fini may clear the session */
 
+		/* a client leaving a frozen vGPU waits (worker_state.h) */
+		worker_state_enter(w, &c->active, &c->stop);
 		worker_session_fini(&c->sess); /* syncs: no copy in flight */
 		if (c->pinned)
 			w->ops->host_unregister(w->be, data);
@@ -795,6 +835,53 @@ void worker_client_publish_change(struct worker *w, uint32_t count)
 	for (c = w->clients; c; c = c->next)
 		ring_store_release(&c->hdr->change_count, count);
 	pthread_mutex_unlock(&w->clients_lock);
+}
+
+void worker_client_kick_all(struct worker *w)
+{
+	struct worker_client *c;
+	uint64_t one = 1;
+	ssize_t n;
+
+	pthread_mutex_lock(&w->clients_lock);
+	for (c = w->clients; c; c = c->next) {
+		if (c->kick_fd < 0)
+			continue;
+		n = write(c->kick_fd, &one, sizeof(one));
+		(void)n;
+	}
+	pthread_mutex_unlock(&w->clients_lock);
+}
+
+struct worker_session **worker_client_sessions(struct worker *w, uint32_t *n)
+{
+	struct worker_session **v;
+	struct worker_client *c;
+	uint32_t k = 0;
+
+	pthread_mutex_lock(&w->clients_lock);
+	v = calloc(w->nclients + 1, sizeof(*v));
+	for (c = w->clients; v && c; c = c->next)
+		if (__atomic_load_n(&c->serving, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE) &&
+		    k < w->nclients)
+			v[k++] = &c->sess;
+	pthread_mutex_unlock(&w->clients_lock);
+	*n = k;
+	return v;
+}
+
+bool worker_client_any_active(struct worker *w)
+{
+	struct worker_client *c;
+	bool any = false;
+
+	pthread_mutex_lock(&w->clients_lock);
+	for (c = w->clients; c && !any; c = c->next)
+		any = __atomic_load_n(&c->active, __ATOMIC_SEQ_CST) &&
+		      !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE);
+	pthread_mutex_unlock(&w->clients_lock);
+	return any;
 }
 
 uint32_t worker_client_queue_depth(struct worker *w)

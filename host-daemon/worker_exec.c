@@ -30,6 +30,7 @@
 
 #include "worker.h"
 #include "worker_part.h"
+#include "worker_state.h"
 
 /* CUDA's launch limits (compute capability 9.0; unchanged since 3.0). */
 #define CUDA_MAX_GRID_X	       2147483647u
@@ -113,6 +114,8 @@ int worker_mem_unmap(void *ctx, uint64_t va, uint64_t len)
 {
 	struct worker *w = ctx;
 
+	if (worker_suspended(w))
+		return 0; /* suspended: nothing of it is mapped now */
 	return w->ops->mem_unmap(w->be, va, len);
 }
 
@@ -143,6 +146,10 @@ static int mem_ok(struct worker_session *s, uint64_t addr, uint64_t len)
 
 	pthread_rwlock_rdlock(&s->w->mem_lock);
 	rc = suballoc_lookup(&s->w->mem, addr, len, s->owner, NULL, NULL);
+	/* what a save point brought back after a fault: the vGPU's */
+	if (rc == -EPERM)
+		rc = suballoc_lookup(&s->w->mem, addr, len,
+				     WORKER_OWNER_RECOVERED, NULL, NULL);
 	pthread_rwlock_unlock(&s->w->mem_lock);
 	if (rc && s->h.globals.n &&
 	    worker_globals_contain(&s->h.globals, addr, len))
@@ -806,16 +813,28 @@ static int exec_library_load(struct worker_session *s, uint64_t bytes,
 	int rc;
 
 	rc = w->ops->library_load(w->be, s->stage, bytes, &bl);
-	stage_free(s);
-	if (rc)
+	if (rc) {
+		stage_free(s);
 		return worker_check(w, rc, "library_load");
-	lib = malloc(sizeof(*lib));
+	}
+	lib = calloc(1, sizeof(*lib));
 	if (!lib || handle_table_add(&s->h.libraries, lib, &h)) {
+		stage_free(s);
 		free(lib);
 		w->ops->library_unload(w->be, bl);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	lib->bl = bl;
+	/* a copy for state files (worker_state.h), within a bound */
+	if (__atomic_add_fetch(&w->image_bytes, bytes, __ATOMIC_RELAXED) <=
+		    WORKER_IMAGE_TOTAL_MAX &&
+	    (lib->image = malloc(bytes))) {
+		memcpy(lib->image, s->stage, bytes);
+		lib->image_len = bytes;
+	} else {
+		__atomic_sub_fetch(&w->image_bytes, bytes, __ATOMIC_RELAXED);
+	}
+	stage_free(s);
 	r[0] = h;
 	return CUDA_SUCCESS;
 }
@@ -848,6 +867,9 @@ static int exec_library_unload(struct worker_session *s,
 	worker_globals_drop(&s->h.globals, op->handle);
 	handle_table_remove(&s->h.libraries, op->handle);
 	w->ops->library_unload(w->be, op->lib->bl);
+	__atomic_sub_fetch(&w->image_bytes, op->lib->image_len,
+			   __ATOMIC_RELAXED);
+	free(op->lib->image);
 	free(op->lib);
 	return CUDA_SUCCESS;
 }
@@ -958,6 +980,7 @@ static int exec_launch(struct worker_session *s, const struct worker_op *op)
 			    op->launch.shared, st->bs, k->params);
 	if (rc)
 		return worker_check(w, rc, "launch");
+	worker_note_launch(w); /* for save points */
 	__atomic_store_n(&s->kernels, s->kernels + 1, __ATOMIC_RELAXED);
 	/* the launch is queued: its status is the client's even when the
 	 * watchdog cannot track it (a fatal error there faults the vGPU) */
@@ -1235,6 +1258,7 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 				      op->copy.bytes);
 		if (!rc)
 			count_bytes(s, op->copy.bytes);
+		worker_note_write(w, op->copy.dev, op->copy.bytes);
 		return worker_check(w, rc, "memcpy_htod");
 	case VGPU_OP_MEMCPY_DTOH:
 	case VGPU_OP_MEMCPY_REGION_DTOH:
@@ -1252,10 +1276,13 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 				      op->dtod.bytes);
 		if (!rc)
 			count_bytes(s, op->dtod.bytes);
+		worker_note_write(w, op->dtod.dst, op->dtod.bytes);
 		return worker_check(w, rc, "memcpy_dtod");
 	case VGPU_OP_MEMSET:
 		if (!op->memset.count)
 			return CUDA_SUCCESS;
+		worker_note_write(w, op->memset.dst,
+				  op->memset.count * op->memset.elem);
 		return worker_check(
 			w,
 			ops->memset(be, bs, op->memset.dst, op->memset.value,
@@ -1440,6 +1467,9 @@ void worker_session_fini(struct worker_session *s)
 	while ((lib = handle_table_next(&s->h.libraries, &pos, &h))) {
 		handle_table_remove(&s->h.libraries, h);
 		w->ops->library_unload(w->be, lib->bl);
+		__atomic_sub_fetch(&w->image_bytes, lib->image_len,
+				   __ATOMIC_RELAXED);
+		free(lib->image);
 		free(lib);
 	}
 	/* the streams are synchronised: no copy uses a region any more */

@@ -83,6 +83,8 @@ struct worker_event {
 
 struct worker_library {
 	struct backend_library *bl;
+	uint8_t *image; /* a copy for state files; NULL: not kept */
+	uint64_t image_len;
 };
 
 struct worker_kernel {

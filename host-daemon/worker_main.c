@@ -38,6 +38,8 @@
 #include "ctl_msg.h"
 #include "worker.h"
 #include "worker_part.h"
+#include "worker_sched.h"
+#include "worker_state.h"
 
 #define WORKER_STATS_NS		  1000000000ull
 #define WORKER_CTL_SEND_TIMEOUT_S 2
@@ -286,6 +288,21 @@ static int handle_ctl(struct worker *w)
 	case VGPU_CTL_RESIZE:
 		worker_resize_request(w, &m, len);
 		break;
+	case VGPU_CTL_SCHED:
+		worker_sched_request(w, &m, len);
+		break;
+	case VGPU_CTL_SAVE:
+	case VGPU_CTL_RESTORE:
+		if (nfds > 1) {
+			worker_log(w, "%s with %d descriptors ignored",
+				   ctl_type_name(type), nfds);
+			break;
+		}
+		if (type == VGPU_CTL_SAVE)
+			worker_state_save(w, &m, len, nfds ? fds[0] : -1);
+		else
+			worker_state_restore(w, &m, len, nfds ? fds[0] : -1);
+		return 0; /* the descriptor is taken over */
 	case VGPU_CTL_SHUTDOWN:
 		worker_log(w, "shutdown requested");
 		for (i = 0; i < nfds; i++)
@@ -337,6 +354,8 @@ static void main_loop(struct worker *w)
 				  ? (int)((next_stats - now) / 1000000u) + 1
 				  : 0;
 		timeout = worker_part_timeout(w, timeout);
+		timeout = worker_sched_timeout(w, timeout);
+		timeout = worker_state_timeout(w, timeout);
 		ready = poll(p, 3, worker_adopt_poll_timeout(w, timeout));
 		if (ready < 0 && errno != EINTR) {
 			worker_log(w, "poll: %s", strerror(errno));
@@ -371,6 +390,8 @@ static void main_loop(struct worker *w)
 			next_stats = now + WORKER_STATS_NS;
 		}
 		worker_part_tick(w);
+		worker_sched_tick(w);
+		worker_state_tick(w);
 	}
 }
 
@@ -511,6 +532,10 @@ static int run_worker(int ctl)
 		(unsigned long long)cfg.memory_quota, cfg.kernel_time_limit_ms);
 	if (worker_part_init(w))
 		worker_log(w, "out of memory: no resizes or load reports");
+	if (worker_sched_init(w))
+		worker_log(w, "out of memory: no holds or activity reports");
+	if (worker_state_init(w))
+		worker_log(w, "out of memory: no save points");
 	send_ready(ctl, CUDA_SUCCESS, w->info.sm_count, cfg.va_base, NULL);
 
 	main_loop(w);
@@ -529,6 +554,8 @@ static int run_worker(int ctl)
 	suballoc_destroy(&w->mem);
 	w->ops->close(w->be);
 	worker_part_fini(w);
+	worker_sched_fini(w);
+	worker_state_fini(w);
 	worker_log(w, "stopped");
 	worker_free(w);
 	return VGPU_WORKER_EXIT_OK;

@@ -48,6 +48,40 @@
  *              what the switch cost. Refused (BUSY) unless it is running.
  *   TOP        first -> loads[first ...], paged like LIST: each vGPU's
  *              latest workload window and its share of GPU power.
+ *
+ * Since 1.3 (scheduling policies, docs/DESIGN.md "Scheduling"):
+ *   CREATE, PLAN_CHECK  flags VGPU_ADMIN_CREATE_POLICY: policy holds the
+ *              vGPU's min_sms, max_sms, weight and priority (0 each: the
+ *              default); admission follows its GPU's policy mode.
+ *   POLICY     name and policy: change that vGPU's (0 = unchanged) ->
+ *              entries[0]; or, name empty: gpu and gpu_policy, a GPU's
+ *              mode, quantum, dwell, over-commit and reclaim bound (0 =
+ *              unchanged). Refused with a sentence when the vGPUs of
+ *              the GPU would no longer be admitted.
+ *   SCHED      first -> sched: every GPU's policy and, paged like LIST,
+ *              each vGPU's share, lent and borrowed SMs, and holds.
+ *   RESIZE     (1.3) refused outside the vGPU's min_sms .. max_sms.
+ *
+ * Since 1.3 (save, restore and migration, docs/DESIGN.md):
+ *   CREATE     flags VGPU_ADMIN_CREATE_RECOVERY: first holds the vGPU's
+ *              save interval in ms (periodic save points of its memory,
+ *              restored after a shared-domain fault; 0: none).
+ *   SUSPEND    name; flags VGPU_ADMIN_STATE_FILE with one descriptor
+ *              passed with the request (SCM_RIGHTS): a regular file open
+ *              for writing, which gets the vGPU's state (without it: host
+ *              memory). The vGPU's SMs and memory go back to the plan; it
+ *              is SUSPENDED, its clients' calls wait. -> entries[0],
+ *              result.
+ *   RESUME     name, gpu (_GPU_ANY: the first with room); flags
+ *              VGPU_ADMIN_STATE_FILE with a descriptor open for reading:
+ *              the state from that file (without it: what SUSPEND
+ *              wrote). -> entries[0], result. A bad file is refused with
+ *              a sentence and the vGPU stays suspended.
+ *   MIGRATE    name, gpu: a running vGPU moves to that GPU (its memory
+ *              copied, the same device addresses) -> entries[0], result.
+ *   SUSPEND, RESUME, MIGRATE with flags VGPU_ADMIN_PROGRESS: vgpud may
+ *              send responses with status VGPU_ADMIN_IN_PROGRESS
+ *              (progress: bytes done of total) before the answer.
  */
 #ifndef VGPU_ADMIN_H
 #define VGPU_ADMIN_H
@@ -59,7 +93,7 @@
 
 #define VGPU_ADMIN_MAGIC 0x44414756u /* "VGAD" little-endian */
 #define VGPU_ADMIN_MAJOR 1
-#define VGPU_ADMIN_MINOR 2
+#define VGPU_ADMIN_MINOR 3
 
 #define VGPU_ADMIN_LIST_MAX 32 /* entries per LIST response */
 
@@ -80,10 +114,56 @@ enum vgpu_admin_op {
 	VGPU_ADMIN_MDEVS = 7,	   /* 1.2 */
 	VGPU_ADMIN_RESIZE = 16,	   /* 1.2 */
 	VGPU_ADMIN_TOP = 17,	   /* 1.2 */
+	VGPU_ADMIN_SUSPEND = 18,   /* 1.3 */
+	VGPU_ADMIN_RESUME = 19,	   /* 1.3 */
+	VGPU_ADMIN_MIGRATE = 20,   /* 1.3 */
+	VGPU_ADMIN_POLICY = 21,	   /* 1.3 */
+	VGPU_ADMIN_SCHED = 22,	   /* 1.3 */
 };
 
 /* Request flags (1.2); any other bit is refused. */
-#define VGPU_ADMIN_CREATE_MDEV 0x1u /* CREATE: bind to mdev_uuid */
+#define VGPU_ADMIN_CREATE_MDEV	   0x1u	 /* CREATE: bind to mdev_uuid */
+#define VGPU_ADMIN_CREATE_POLICY   0x2u	 /* CREATE, PLAN_CHECK: policy set */
+#define VGPU_ADMIN_CREATE_RECOVERY 0x4u	 /* CREATE: first = save interval */
+#define VGPU_ADMIN_STATE_FILE	   0x8u	 /* SUSPEND, RESUME: a file comes */
+#define VGPU_ADMIN_PROGRESS	   0x10u /* SUSPEND, RESUME, MIGRATE */
+
+/* A GPU's scheduling policy (1.3). */
+enum vgpu_admin_mode {
+	VGPU_ADMIN_MODE_STATIC = 1,   /* blueprint sizes fixed */
+	VGPU_ADMIN_MODE_FAIR = 2,     /* weighted shares, idle SMs lent */
+	VGPU_ADMIN_MODE_PRIORITY = 3, /* high priority served first */
+};
+
+enum vgpu_admin_priority {
+	VGPU_ADMIN_PRIO_LOW = 1,
+	VGPU_ADMIN_PRIO_NORMAL = 2,
+	VGPU_ADMIN_PRIO_HIGH = 3,
+};
+
+/* A vGPU's policy in a request (1.3): 0 in a field = the default
+ * (CREATE) or unchanged (POLICY). */
+struct vgpu_admin_policy {
+	uint16_t min_sms; /* default: one SM group */
+	uint16_t max_sms; /* default: every SM group of its GPU */
+	uint16_t weight;  /* 1..1000; default: its size in SM groups */
+	uint8_t priority; /* enum vgpu_admin_priority; default normal */
+	uint8_t reserved;
+};
+
+/* A GPU's policy in a POLICY request (1.3): 0 = unchanged. */
+struct vgpu_admin_gpu_policy {
+	uint8_t mode;		   /* enum vgpu_admin_mode */
+	uint8_t overcommit;	   /* 1: off, 2: on (time-slice when needed) */
+	uint16_t quantum_ms;	   /* a turn when time-slicing */
+	uint16_t dwell_ms;	   /* least time between two moves of a vGPU */
+	uint16_t reclaim_bound_ms; /* lend only to vGPUs that can give it
+				      back this fast; 0xffff: no bound */
+};
+
+_Static_assert(sizeof(struct vgpu_admin_policy) == 8 &&
+		       sizeof(struct vgpu_admin_gpu_policy) == 8,
+	       "policies must fit the request's reserved space");
 
 /* Who may use a vGPU (CREATE, entries). */
 enum vgpu_admin_consumer {
@@ -103,7 +183,8 @@ struct vgpu_admin_request {
 	uint64_t memory;	  /* CREATE: quota in bytes */
 	uint32_t uid;		  /* CREATE: user or VGPU_ADMIN_UID_PEER */
 	uint32_t time_limit_ms;	  /* CREATE: 0 = none; _TIME_DEFAULT */
-	uint32_t first;		  /* LIST: index of the first entry */
+	uint32_t first;		  /* LIST: index of the first entry;
+				     CREATE_RECOVERY: save interval, ms */
 	uint32_t isolation;	  /* CREATE: enum vgpu_isolation (1.1) */
 	uint32_t consumer_kind;	  /* CREATE: enum vgpu_admin_consumer */
 	uint32_t gid;		  /* CREATE: group, for CONSUMER_GROUP */
@@ -112,6 +193,10 @@ struct vgpu_admin_request {
 		uint32_t reserved[2];
 		uint64_t slice_mask; /* RESIZE: bit i = SM group i; 0 =
 					vgpud picks groups for sms (1.2) */
+		/* CREATE_POLICY, POLICY with a name (1.3) */
+		struct vgpu_admin_policy policy;
+		/* POLICY without a name: GPU gpu's (1.3) */
+		struct vgpu_admin_gpu_policy gpu_policy;
 	};
 };
 
@@ -126,6 +211,7 @@ enum vgpu_admin_status {
 	VGPU_ADMIN_WORKER_FAILED = 7, /* the worker did not come up */
 	VGPU_ADMIN_BUSY = 8,	      /* destroying, recovering, exiting */
 	VGPU_ADMIN_INTERNAL = 9,
+	VGPU_ADMIN_IN_PROGRESS = 10, /* not the answer yet: progress (1.3) */
 };
 
 enum vgpu_admin_state {
@@ -134,6 +220,7 @@ enum vgpu_admin_state {
 	VGPU_ADMIN_STATE_RESTARTING = 3, /* its fault domain is restarting */
 	VGPU_ADMIN_STATE_FAILED = 4,	 /* gave up restarting it */
 	VGPU_ADMIN_STATE_STOPPING = 5,	 /* being destroyed */
+	VGPU_ADMIN_STATE_SUSPENDED = 6,	 /* its state saved, GPU freed (1.3) */
 };
 
 /* One vGPU as LIST (and CREATE) report it. */
@@ -159,7 +246,31 @@ struct vgpu_admin_entry {
 	uint32_t consumer_kind; /* enum vgpu_admin_consumer (1.1) */
 	uint32_t gid;		/* CONSUMER_GROUP: the group (1.1) */
 	uint32_t leftover;	/* 1: groups[0] is the leftover slice (1.1) */
-	uint32_t reserved[3];
+	uint32_t save_interval_ms; /* periodic save points; 0: none (1.3) */
+	uint32_t save_points;	   /* taken since vgpud started (1.3) */
+	uint32_t save_last_kib;	   /* copied by the last one (1.3) */
+};
+
+/*
+ * What SUSPEND, RESUME and MIGRATE did (1.3), after entries[0] of their
+ * answer (result in the response's union).
+ */
+struct vgpu_admin_state_result {
+	uint32_t op;
+	uint32_t from_gpu, to_gpu;
+	uint32_t peer;	/* MIGRATE: 1 GPU to GPU, 0 through the host */
+	uint64_t bytes; /* memory saved, restored or moved */
+	uint64_t quiesce_ns, prepare_ns, copy_ns, remap_ns;
+	uint64_t blackout_ns; /* the clients' calls waited this */
+	uint64_t total_ns;
+	uint32_t reserved[8];
+};
+
+/* A progress packet's payload (status VGPU_ADMIN_IN_PROGRESS, 1.3). */
+struct vgpu_admin_progress {
+	uint32_t op;
+	uint32_t reserved;
+	uint64_t done, total; /* bytes */
 };
 
 /* One vGPU bound to an mdev UUID, as MDEVS reports it (1.2). */
@@ -226,6 +337,45 @@ struct vgpu_admin_load {
 	uint32_t reserved[4];
 };
 
+/* A GPU's scheduler as SCHED reports it (1.3); mode 0: no such GPU. */
+struct vgpu_admin_sched_gpu {
+	uint32_t index;
+	uint32_t mode; /* enum vgpu_admin_mode */
+	uint32_t overcommit;
+	uint32_t quantum_ms, dwell_ms;
+	uint32_t reclaim_bound_ms; /* 0xffff: none */
+	uint32_t sms;		   /* in the SM groups it deals out */
+	uint32_t guaranteed_sms;   /* its vGPUs' min_sms, summed */
+	uint32_t runnable;	   /* vGPUs with work now */
+	uint32_t timeslicing;	   /* 1: they take turns now */
+	uint32_t resizes;	   /* the scheduler's, since vgpud started */
+	uint32_t reserved[5];
+};
+
+/* A vGPU as SCHED reports it (1.3): its policy and what it holds. */
+struct vgpu_admin_sched_vgpu {
+	char name[VGPU_NAME_MAX];
+	uint32_t gpu;
+	uint32_t state;				     /* enum vgpu_admin_state */
+	uint32_t min_sms, max_sms, weight, priority; /* in effect */
+	uint32_t weight_default; /* 1: weight is its size in groups */
+	uint32_t base_sms;	 /* its size: blueprint, create, resize */
+	uint32_t sms;		 /* now */
+	uint32_t share_sms;	 /* its share when every vGPU is busy */
+	uint32_t target_sms;	 /* where the scheduler takes it */
+	uint32_t lent_sms;	 /* of its share, lent to others now */
+	uint32_t borrowed_sms;	 /* beyond its share, held now */
+	uint32_t runnable;	 /* has work */
+	uint32_t held;		 /* waits for its turn (time-slicing) */
+	uint32_t turns;		 /* turns it got */
+	uint32_t reclaims;	 /* times it took its SMs back */
+	uint32_t last_reclaim_us, max_reclaim_us; /* busy -> SMs back */
+	uint32_t last_drain_us; /* a hold's drain: its kernels ending */
+	uint64_t lent_sm_ms;	 /* SMs lent x ms, since vgpud started */
+	uint64_t borrowed_sm_ms; /* SMs borrowed x ms, since then */
+	uint32_t reserved[4];
+};
+
 /* One GPU as GPUS reports it (1.1). */
 struct vgpu_admin_gpu {
 	char name[128];
@@ -266,6 +416,15 @@ struct vgpu_admin_response {
 		/* MDEVS (1.2) */
 		struct vgpu_admin_mdev mdevs[VGPU_ADMIN_LIST_MAX];
 		struct vgpu_admin_load loads[VGPU_ADMIN_LIST_MAX]; /* TOP */
+		struct { /* SUSPEND, RESUME, MIGRATE (1.3) */
+			struct vgpu_admin_entry entry; /* = entries[0] */
+			struct vgpu_admin_state_result result;
+			struct vgpu_admin_progress progress;
+		} state;
+		struct { /* SCHED (1.3) */
+			struct vgpu_admin_sched_gpu gpus[VGPU_MAX_GPUS];
+			struct vgpu_admin_sched_vgpu vgpus[VGPU_ADMIN_LIST_MAX];
+		} sched;
 	};
 };
 
@@ -275,6 +434,11 @@ _Static_assert(sizeof(struct vgpu_admin_gpu) * VGPU_MAX_GPUS <=
 _Static_assert(sizeof(struct vgpu_admin_load) <=
 		       sizeof(struct vgpu_admin_entry),
 	       "TOP must not grow the admin response");
+_Static_assert(sizeof(struct vgpu_admin_sched_gpu) * VGPU_MAX_GPUS +
+			       sizeof(struct vgpu_admin_sched_vgpu) *
+				       VGPU_ADMIN_LIST_MAX <=
+		       sizeof(struct vgpu_admin_entry) * VGPU_ADMIN_LIST_MAX,
+	       "SCHED must not grow the admin response");
 _Static_assert(sizeof(struct vgpu_admin_mdev) <=
 		       sizeof(struct vgpu_admin_entry),
 	       "MDEVS must not grow the admin response");

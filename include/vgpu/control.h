@@ -28,6 +28,15 @@ enum vgpu_ctl_type {
 				  whose ring lies in an mdev's BAR2 */
 	VGPU_CTL_RESIZE = 6,   /* struct vgpu_ctl_resize: move the slice onto
 				  other SM groups; answered by RESIZED */
+	VGPU_CTL_SAVE = 7,     /* struct vgpu_ctl_save (+ a file): write the
+				  vGPU's state out (suspend); answered by
+				  SAVED */
+	VGPU_CTL_RESTORE = 8,  /* struct vgpu_ctl_restore (+ a file): bring
+				  it back (resume, recover) or move it to
+				  another GPU (migrate); answered by SAVED */
+	VGPU_CTL_SCHED = 9,    /* struct vgpu_ctl_sched: the scheduler's
+				  orders (hold or take work, activity
+				  reports); answered by ACTIVITY */
 
 	/* worker -> vgpud */
 	VGPU_CTL_READY = 10, /* struct vgpu_ctl_ready: answer to CONFIG */
@@ -40,6 +49,13 @@ enum vgpu_ctl_type {
 				   made to a running worker's ctl_path */
 	VGPU_CTL_RESIZED = 16,	/* struct vgpu_ctl_resized: answer to RESIZE */
 	VGPU_CTL_LOAD = 17,	/* struct vgpu_ctl_load, with each STATS */
+	VGPU_CTL_SAVED = 18,	/* struct vgpu_ctl_saved: answer to SAVE or
+				   RESTORE, or a periodic save point's news
+				   (its memfd attached the first time) */
+	VGPU_CTL_PROGRESS = 19, /* struct vgpu_ctl_progress: how far a long
+				   SAVE or RESTORE has come */
+	VGPU_CTL_ACTIVITY = 20, /* struct vgpu_ctl_activity: the vGPU went
+				   busy or idle, or a SCHED took effect */
 };
 
 struct vgpu_ctl_hdr {
@@ -92,7 +108,10 @@ struct vgpu_worker_config {
 	/* A worker that vgpud has left exits after this many seconds without
 	 * a vgpud and without clients; 0 = at once. */
 	uint32_t orphan_timeout_s;
-	uint32_t reserved;
+	/* Periodic save points of its memory (fault recovery, docs/DESIGN.md
+	 * "Save, restore and migration"): every this many ms, to a memfd
+	 * that vgpud keeps; 0 = none (a vgpud before them sends 0 here). */
+	uint32_t save_interval_ms;
 };
 
 /* VGPU_CTL_READY */
@@ -170,6 +189,84 @@ struct vgpu_ctl_resized {
 	char message[VGPU_MESSAGE_MAX]; /* why, when status != 0 */
 };
 
+/*
+ * Save, restore and migration (docs/DESIGN.md). vgpud sends one SAVE or
+ * RESTORE at a time per worker; each is answered by VGPU_CTL_SAVED with
+ * its seq (and VGPU_CTL_PROGRESS on the way). Each waits for a kernel
+ * boundary first: the worker stops taking descriptors (a client's call
+ * waits meanwhile) and lets what is on the GPU finish, for at most
+ * timeout_ms (0: VGPU_STATE_TIMEOUT_MS), else it is refused and nothing
+ * changed.
+ */
+enum vgpu_state_op {
+	/* SAVE: the state to the attached file (a regular file or memfd, open
+	 * for writing), then the GPU is freed: its memory is unmapped and its
+	 * slice idle; the clients stay connected and their calls wait until
+	 * RESUME. */
+	VGPU_STATE_SUSPEND = 1,
+	/* RESTORE: back from the attached file (none: the one SUSPEND wrote,
+	 * which the worker keeps), onto gpu and groups; the clients go on. */
+	VGPU_STATE_RESUME = 2,
+	/* RESTORE: a running vGPU moves to gpu and groups (another GPU, or
+	 * other groups of its own in a new context); its memory is copied and
+	 * remapped at the same addresses. */
+	VGPU_STATE_MIGRATE = 3,
+	/* RESTORE: a restarted worker (a shared-domain fault) takes its last
+	 * save point (the attached memfd, from SAVED): its clients and their
+	 * allocations come back with the contents saved there. */
+	VGPU_STATE_RECOVER = 4,
+	/* SAVED only: a periodic save point was taken (seq 0). */
+	VGPU_STATE_SAVE_POINT = 5,
+};
+
+#define VGPU_STATE_TIMEOUT_MS 10000u
+
+/* VGPU_CTL_SAVE */
+struct vgpu_ctl_save {
+	uint32_t seq;
+	uint32_t op;	     /* VGPU_STATE_SUSPEND */
+	uint32_t timeout_ms; /* for the kernel boundary; 0: the default */
+	uint32_t reserved[5];
+};
+
+/* VGPU_CTL_RESTORE */
+struct vgpu_ctl_restore {
+	uint32_t seq;
+	uint32_t op;  /* VGPU_STATE_RESUME, _MIGRATE or _RECOVER */
+	uint32_t gpu; /* where to (RESUME, MIGRATE) */
+	uint32_t ngroups;
+	uint32_t groups[VGPU_MAX_SM_GROUPS];
+	uint32_t timeout_ms; /* for the kernel boundary; 0: the default */
+	uint32_t reserved;
+};
+
+/* VGPU_CTL_SAVED */
+struct vgpu_ctl_saved {
+	uint32_t seq;	   /* of the SAVE or RESTORE; 0: a save point */
+	uint32_t op;	   /* enum vgpu_state_op */
+	int32_t status;	   /* CUresult: 0 = done; else nothing changed */
+	uint32_t sm_count; /* SMs of the slice now */
+	uint32_t gpu;	   /* where it is now */
+	uint32_t change_count;
+	uint64_t bytes;	      /* memory written, read or copied */
+	uint64_t quiesce_ns;  /* until the kernel boundary */
+	uint64_t prepare_ns;  /* MIGRATE: target made ready (clients ran) */
+	uint64_t copy_ns;     /* the memory copied (or written, read) */
+	uint64_t remap_ns;    /* MIGRATE: old memory unmapped, new mapped */
+	uint64_t blackout_ns; /* clients' calls waited this, in all */
+	uint64_t total_ns;
+	uint32_t peer; /* MIGRATE: 1 GPU to GPU, 0 through the host */
+	uint32_t reserved;
+	char message[VGPU_MESSAGE_MAX]; /* why, when status != 0 */
+};
+
+/* VGPU_CTL_PROGRESS */
+struct vgpu_ctl_progress {
+	uint32_t seq;
+	uint32_t op;
+	uint64_t done, total; /* bytes */
+};
+
 /* Where a load report's busy time comes from. */
 enum vgpu_busy_source {
 	VGPU_BUSY_NONE = 0,    /* not measured: busy_ns means nothing */
@@ -194,6 +291,37 @@ struct vgpu_ctl_load {
 	uint32_t busy_source;  /* enum vgpu_busy_source */
 	uint32_t clients;
 	uint32_t reserved;
+};
+
+/*
+ * VGPU_CTL_SCHED: vgpud's scheduler (docs/DESIGN.md, "Scheduling"). hold
+ * 1: the worker takes no more descriptors from its rings (work already
+ * on the GPU finishes: a kernel cannot be preempted); hold 0: it takes
+ * them again. A hold ends by itself after hold_max_ms (0: the default),
+ * so no vGPU stays stopped by a vgpud that is gone. idle_ms > 0 asks for
+ * a VGPU_CTL_ACTIVITY at each busy and idle edge (idle: no descriptor
+ * waiting or taken, no launch in flight, for idle_ms); 0: no edges.
+ * Answered by an ACTIVITY with this seq once it took effect, and (a
+ * hold) another with drained = 1 once nothing of the vGPU runs.
+ */
+struct vgpu_ctl_sched {
+	uint32_t seq;
+	uint32_t hold;	      /* 1: stop taking work; 0: take it */
+	uint32_t hold_max_ms; /* 0: VGPU_SCHED_HOLD_MAX_MS */
+	uint32_t idle_ms;     /* 0: no edge reports */
+};
+
+#define VGPU_SCHED_HOLD_MAX_MS 60000u
+
+/* VGPU_CTL_ACTIVITY */
+struct vgpu_ctl_activity {
+	uint32_t seq;	      /* of the SCHED it answers; 0: an edge */
+	uint32_t busy;	      /* 1: has work (waiting, taken or in flight) */
+	uint32_t held;	      /* 1: holding (takes no descriptor) */
+	uint32_t drained;     /* held, and none of its work runs any more */
+	uint32_t queue_depth; /* descriptors waiting + launches in flight */
+	uint32_t reserved;
+	uint64_t drain_ns; /* drained: from the SCHED that held it */
 };
 
 /* VGPU_CTL_ADOPTED: who the worker is, for vgpud to check against its

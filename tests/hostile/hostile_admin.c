@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 		hostile_send(fd, &q, sizeof(q));
 		rc = expect(fd, VGPU_ADMIN_BAD_VERSION, 0);
 	} else if (!strcmp(attack, "nonzero-flags")) {
-		q.flags = 4;
+		q.flags = 0x80000000u; /* no op defines it */
 		hostile_send(fd, &q, sizeof(q));
 		rc = expect(fd, VGPU_ADMIN_BAD_REQUEST, 0);
 	} else if (!strcmp(attack, "unterminated-name")) {

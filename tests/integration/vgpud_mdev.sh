@@ -7,8 +7,11 @@
 # vgpud publishes as available, CREATE/CREATE_DONE and the BAR2 memfd,
 # channels (setup, OPEN, a ring in BAR2, CLOSE, VFIO close), a worker
 # fault (device ERROR, then READY), REMOVE, vgpu-admin create --mdev and
-# destroy through a fake sysfs, and EXISTS after vgpud is killed and
-# started again (the same BAR2 memfd). The program prints the TAP itself.
+# destroy through a fake sysfs, a fresh BAR2 memfd for each VFIO session,
+# vgpud's answers where its view of a channel and the module's differ,
+# rate-limited log lines, and EXISTS after vgpud is killed and started
+# again (the module's BAR2 memfd from GET_BAR2, or a fresh one). The
+# program prints the TAP itself.
 set -u
 . "$(dirname "$0")/../lib.sh"
 

@@ -368,7 +368,8 @@ static void blueprint_rejects_unknown_field(void **state)
 	parse_fails(BASE "sms: 8\nmemory: 1G\nsm: 8\n",
 		    "t.yaml:5:1: unknown field 'sm' (allowed: version, name, "
 		    "consumer, gpu, sms, slices, memory, isolation, "
-		    "kernel_time_limit)");
+		    "kernel_time_limit, min_sms, max_sms, weight, priority, "
+		    "recovery)");
 }
 
 static void blueprint_rejects_unknown_field_in_consumer(void **state)
@@ -393,18 +394,6 @@ static void blueprint_rejects_future_fields_saying_when_they_come(void **state)
 	static const struct {
 		const char *key, *when;
 	} t[] = {
-		{"policy",
-		 "scheduling policies come with dynamic partitioning"},
-		{"weight",
-		 "scheduling policies come with dynamic partitioning"},
-		{"min_sms",
-		 "scheduling policies come with dynamic partitioning"},
-		{"max_sms",
-		 "scheduling policies come with dynamic partitioning"},
-		{"priority",
-		 "scheduling policies come with dynamic partitioning"},
-		{"scheduling",
-		 "scheduling policies come with dynamic partitioning"},
 		{"mdev", "VM devices come with the VM path"},
 		{"display", "VM devices come with the VM path"},
 		{"heads", "VM devices come with the VM path"},
@@ -422,6 +411,73 @@ static void blueprint_rejects_future_fields_saying_when_they_come(void **state)
 			 t[i].key, t[i].when);
 		parse_fails(text, want);
 	}
+}
+
+/* The GPU's policy is not a blueprint's: the error says where it is. */
+static void blueprint_rejects_a_policy_saying_where_it_belongs(void **state)
+{
+	parse_fails(BASE "sms: 8\npolicy: fair\nmemory: 1G\n",
+		    "t.yaml:4:1: field 'policy' does not belong in a "
+		    "blueprint: a GPU's scheduling policy is set with "
+		    "'vgpu-admin policy --gpu N --mode static|fair|priority'");
+	parse_fails(BASE "sms: 8\nscheduling: x\nmemory: 1G\n",
+		    "field 'scheduling' does not belong in a blueprint");
+}
+
+static void blueprint_reads_the_policy_fields(void **state)
+{
+	struct blueprint bp = parse_ok(BASE "sms: 32\nmemory: 1G\n"
+					    "min_sms: 16\nmax_sms: 64\n"
+					    "weight: 3\npriority: high\n");
+
+	assert_int_equal(bp.min_sms, 16);
+	assert_int_equal(bp.max_sms, 64);
+	assert_int_equal(bp.weight, 3);
+	assert_int_equal(bp.priority, BLUEPRINT_PRIO_HIGH);
+	bp = parse_ok(BASE "sms: 8\nmemory: 1G\n");
+	assert_int_equal(bp.min_sms, 0);
+	assert_int_equal(bp.max_sms, 0);
+	assert_int_equal(bp.weight, 0);
+	assert_int_equal(bp.priority, BLUEPRINT_PRIO_DEFAULT);
+	bp = parse_ok(BASE "sms: 8\nmemory: 1G\npriority: low\n");
+	assert_int_equal(bp.priority, BLUEPRINT_PRIO_LOW);
+	bp = parse_ok(BASE "sms: 8\nmemory: 1G\npriority: normal\n");
+	assert_int_equal(bp.priority, BLUEPRINT_PRIO_NORMAL);
+	/* slices: the limits are checked by vgpud (it knows the groups) */
+	bp = parse_ok(BASE "slices: 1\nmemory: 1G\nmin_sms: 64\n");
+	assert_int_equal(bp.min_sms, 64);
+	/* the edges */
+	bp = parse_ok(BASE "sms: 8\nmemory: 1\nweight: 1000\n");
+	assert_int_equal(bp.weight, 1000);
+	bp = parse_ok(BASE "sms: 1024\nmemory: 1\nmax_sms: 1024\n");
+	assert_int_equal(bp.max_sms, 1024);
+}
+
+static void blueprint_checks_the_policy_fields(void **state)
+{
+	parse_fails(BASE "sms: 8\nmemory: 1G\npriority: urgent\n",
+		    "t.yaml:5:11: field 'priority': 'urgent' is not a "
+		    "priority (low, normal or high)");
+	parse_fails(BASE "sms: 8\nmemory: 1G\nweight: 0\n",
+		    "field 'weight': '0' is out of range (1 to 1000)");
+	parse_fails(BASE "sms: 8\nmemory: 1G\nweight: 1001\n",
+		    "field 'weight': '1001' is out of range");
+	parse_fails(BASE "sms: 8\nmemory: 1G\nmin_sms: 0\n",
+		    "field 'min_sms': '0' is out of range (1 to 1024 SMs)");
+	parse_fails(BASE "sms: 8\nmemory: 1G\nmax_sms: 1025\n",
+		    "field 'max_sms': '1025' is out of range");
+	parse_fails(BASE "sms: 8\nmemory: 1G\nmax_sms: 8.5\n",
+		    "field 'max_sms': '8.5' is not a whole number");
+	parse_fails(BASE "sms: 16\nmemory: 1G\nmin_sms: 32\nmax_sms: 24\n",
+		    "t.yaml:5:1: field 'min_sms': 32 is above max_sms 24 "
+		    "(line 6)");
+	parse_fails(BASE "sms: 16\nmemory: 1G\nmin_sms: 24\n",
+		    "t.yaml:5:1: field 'min_sms': 24 is above sms 16 (line "
+		    "3); a vGPU is composed within its limits");
+	parse_fails(BASE "max_sms: 8\nsms: 16\nmemory: 1G\n",
+		    "t.yaml:3:1: field 'max_sms': 8 is below sms 16 (line 4)");
+	parse_fails(BASE "sms: 8\nmemory: 1G\npriority: low\npriority: high\n",
+		    "field 'priority': given twice");
 }
 
 static void blueprint_rejects_both_sms_and_slices(void **state)
@@ -957,6 +1013,10 @@ int main(void)
 		cmocka_unit_test(blueprint_keys_are_case_sensitive),
 		cmocka_unit_test(
 			blueprint_rejects_future_fields_saying_when_they_come),
+		cmocka_unit_test(
+			blueprint_rejects_a_policy_saying_where_it_belongs),
+		cmocka_unit_test(blueprint_reads_the_policy_fields),
+		cmocka_unit_test(blueprint_checks_the_policy_fields),
 		cmocka_unit_test(blueprint_rejects_both_sms_and_slices),
 		cmocka_unit_test(blueprint_rejects_neither_sms_nor_slices),
 		cmocka_unit_test(
