@@ -42,6 +42,7 @@ CUresult client_copy_htod(struct client_ring *r, uint32_t stream, uint64_t dst,
 
 	if (n == 0)
 		return CUDA_SUCCESS;
+	client_hostfn_wait_stream(stream);
 	client_ring_lock(r);
 	chunk = client_copy_chunk(r);
 	while (done < n) {

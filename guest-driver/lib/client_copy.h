@@ -48,4 +48,8 @@ CUresult client_copy_region(struct client_ring *r, uint32_t stream,
  * data area is small, so that at least four fit. */
 uint64_t client_copy_chunk(const struct client_ring *r);
 
+/* cuda_hostfn.c: wait for the host functions already enqueued on stream h
+ * (before staging memory they may write). */
+void client_hostfn_wait_stream(uint32_t h);
+
 #endif /* VGPU_CLIENT_COPY_H */

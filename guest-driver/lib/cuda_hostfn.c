@@ -283,6 +283,38 @@ static CUresult hostfn_launch(CUstream stream, const struct hostfn_item *tmpl)
 	return err;
 }
 
+/*
+ * Waits until every host function enqueued on stream h so far has run. A
+ * copy from ordinary host memory is staged when it is submitted, not when
+ * the stream reaches it; a host function before it in the stream may still
+ * be about to write that memory (callbacks_rt does), so the staging waits.
+ */
+void client_hostfn_wait_stream(uint32_t h)
+{
+	struct timespec t = {0, HOSTFN_FAST_POLL_NS};
+	int i;
+
+	pthread_mutex_lock(&hf.lock);
+	for (i = 0; i < HOSTFN_GATES; i++)
+		if (hf.streams[i].used && hf.streams[i].handle == h)
+			break;
+	while (i < HOSTFN_GATES && hf.c &&
+	       (int64_t)(__atomic_load_n(&hf.gates[i].open, __ATOMIC_ACQUIRE) -
+			 hf.streams[i].seq) < 0) {
+		CUresult dead;
+
+		client_ring_lock(&hf.c->ring); /* order: hf.lock, then ring */
+		dead = client_ring_dead(&hf.c->ring);
+		client_ring_unlock(&hf.c->ring);
+		if (dead != CUDA_SUCCESS)
+			break;
+		pthread_mutex_unlock(&hf.lock);
+		nanosleep(&t, NULL);
+		pthread_mutex_lock(&hf.lock);
+	}
+	pthread_mutex_unlock(&hf.lock);
+}
+
 VGPU_API CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn,
 					   void *userData)
 {
