@@ -8,13 +8,14 @@
 # guest with it as a vfio-pci device, where the guest driver and our CUDA
 # libraries run the runtime test programs, the hostile processes, the
 # round-trip benchmark and a hot-unplug (tests/vm-l2/). Re-emits L1's TAP
-# numbered after its own (once L1 is done: L1 is booted a second time when
-# L2 got stuck in L1's KVM), and the benchmark's figures with their ratio.
+# numbered after its own (once L1 is done: L1 is booted again when nested
+# KVM wedged or crashed it), and the benchmark's figures with their ratio.
 # Skipped, with the reason, when there is no mdev/ or QEMU, or nothing
 # can be downloaded and nothing is cached.
 #
-# Knobs: BUILD, VM_BUILD, VM_L2_TIMEOUT (seconds for the L1 boot and the
-# whole suite, default 1200), L2_ACCEL (kvm|tcg|auto: how L1 runs L2),
+# Knobs: BUILD, VM_BUILD, VM_L2_TIMEOUT (seconds for one L1 boot and the
+# whole suite in it, default 600), VM_L2_BOOTS (L1 boots at most, 3: see
+# below), L2_ACCEL (kvm|tcg|auto: how L1 runs L2),
 # L2_RETRIES (runs of L2 that hang are retried this often, default 1),
 # L2_TESTS (L2 scripts, default all), L2_RTT_ITERS (1000).
 set -euo pipefail
@@ -86,21 +87,40 @@ else
 	done_tap
 fi
 
-# Boot L1 and run the suite; once more if L1 asks for it (exit 126: L2
-# got stuck in L1's KVM, which only a fresh L1 gets past). Each run's
-# console is kept; the last one's TAP is ours, a restarted one's comes as
-# comments.
+# l1_broke_in_kvm LOG: L1's own kernel failed under L2 in a way that is
+# TCG's SVM emulation's, not ours: a soft lockup or a panic in a QEMU
+# thread (KVM_RUN), with none of our module's functions in the trace.
+l1_broke_in_kvm()
+{
+	grep -Eq 'Kernel panic|soft lockup' "$1" &&
+		grep -Eq 'Comm: qemu-system-x86|soft lockup.*qemu-system' "$1" &&
+		! grep -q '\[vgpu_mdev\]' "$1"
+}
+
+# Boot L1 and run the suite. Nested KVM on TCG sometimes wedges or crashes
+# L1 itself (vm-images/README.md: about one L2 run in 15); then L1 is booted
+# again, up to VM_L2_BOOTS times (3) while less than 900 s have gone by.
+# Each restarted run's console comes as comments; the last run's TAP is
+# ours.
 start=$SECONDS
-for attempt in 1 2; do
+boots=${VM_L2_BOOTS:-3}
+for ((attempt = 1; ; attempt++)); do
 	rc=0
-	vm-images/l2/run-l1.sh --timeout "${VM_L2_TIMEOUT:-1200}" \
+	# (L2 under TCG takes about 15 minutes: L2_ACCEL=tcg gets 1800 s)
+	vm-images/l2/run-l1.sh --timeout "${VM_L2_TIMEOUT:-$([ "$L2_ACCEL" = tcg ] && echo 1800 || echo 600)}" \
 		>"$LOG/l1.out" 2>&1 || rc=$?
-	if [ "$rc" -ne 126 ] || [ "$attempt" -eq 2 ]; then
+	why=
+	if [ "$rc" -eq 126 ]; then
+		why="L2 got stuck in L1's KVM (a soft lockup)"
+	elif [ "$rc" -eq 125 ] && l1_broke_in_kvm "$LOG/l1.out"; then
+		why="L1's kernel crashed in KVM, under QEMU, not in vgpu_mdev"
+	fi
+	if [ -z "$why" ] || [ "$attempt" -ge "$boots" ] ||
+		[ $((SECONDS - start)) -ge 900 ]; then
 		break
 	fi
-	echo "# L1 run 1 asked for a restart (L2 stuck in L1's KVM); its console:"
-	grep -v '^\[ *[0-9.]*\] watchdog: BUG: soft lockup' "$LOG/l1.out" |
-		sed 's/^/# (restarted) /'
+	echo "# L1 boot $attempt: $why; booting L1 again. Its console:"
+	sed 's/^/# (restarted) /' "$LOG/l1.out"
 done
 awk -v n="$n" -v out="$LOG/counts" -v res="$LOG/results" '
 	/^(not )?ok [0-9]+ / {
@@ -120,15 +140,14 @@ secs=$((SECONDS - start))
 if [ "$rc" -eq 124 ]; then
 	n=$((n + 1)) failed=$((failed + 1))
 	echo "not ok $n - L1 finished the suite in time (timed out after $secs s)"
-elif [ "$rc" -eq 126 ]; then
+elif [ -n "$why" ]; then
 	n=$((n + 1)) failed=$((failed + 1))
-	echo "not ok $n - L2 ran without getting stuck in L1's KVM (twice stuck)"
+	echo "not ok $n - L1 ran the suite ($attempt boots; the last: $why)"
 elif [ "$plan" -eq 0 ] || [ "$got" -ne "$plan" ]; then
 	n=$((n + 1)) failed=$((failed + 1))
 	echo "not ok $n - L1 reported every test ($got of plan $plan; exit $rc)"
 else
-	ok "L1 ran $got tests (L2's among them) and powered off in $secs s" \
-		"(exit $rc, L1 boots: $attempt)"
+	ok "L1 ran $got tests (L2's among them) and powered off in $secs s (exit $rc, L1 boots: $attempt)"
 fi
 
 # The round trips: L2 (pci transport) against L1 (local) in this run.

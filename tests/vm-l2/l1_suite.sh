@@ -124,8 +124,7 @@ while :; do
 done
 if [ "$rc" -eq 0 ]; then
 	relay "$L2_RUN/console"
-	ok "L2 ($accel) was up after $(cat "$L2_RUN/up") s and ran its tests" \
-		"in $(cat "$L2_RUN/secs") s (run $attempt, guest exit $L2_STATUS)"
+	ok "L2 ($accel) was up after $(cat "$L2_RUN/up") s and ran its tests in $(cat "$L2_RUN/secs") s (run $attempt, guest exit $L2_STATUS)"
 	sed 's/^/# qemu: /' "$L2_RUN/qemu.log"
 else
 	not_ok "L2 ($accel) runs its tests ($attempt runs; the last: $(cat "$L2_RUN/why"))"
