@@ -35,8 +35,8 @@
 #include <vgpu/protocol.h>
 #include <vgpu/ring.h>
 
-#define WAIT_S			10
-#define VGPU_MAX_CHANNELS_PROBE 64 /* more than any device has */
+#define WAIT_S		   10
+#define CHANNELS_PROBE_MAX 64 /* more than any device has */
 
 struct chan {
 	int fd;
@@ -301,9 +301,9 @@ static int mode_unmap(struct chan *c)
 /* Holds as many channels as the device gives, then lets them all go. */
 static int mode_channels(const char *dev)
 {
-	int fds[VGPU_MAX_CHANNELS_PROBE], n = 0, err = 0;
+	int fds[CHANNELS_PROBE_MAX], n = 0, err = 0;
 
-	while (n < VGPU_MAX_CHANNELS_PROBE) {
+	while (n < CHANNELS_PROBE_MAX) {
 		fds[n] = open(dev, O_RDWR | O_CLOEXEC);
 		if (fds[n] < 0) {
 			err = errno;
