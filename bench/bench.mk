@@ -11,7 +11,7 @@ BENCH_BINS := $(BUILD)/bench/raw_slice $(BUILD)/bench/slice_kernel \
 
 all: $(BENCH_BINS)
 
-$(BUILD)/bench/%: bench/%.c bench/bench_common.h
+$(BUILD)/bench/%: bench/%.c bench/bench_common.h bench/bench_admin.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
 
@@ -21,6 +21,6 @@ RT_BENCH_BINS := $(BUILD)/bench/rt_launch $(BUILD)/bench/rt_copy \
 all: $(RT_BENCH_BINS)
 
 $(RT_BENCH_BINS): $(BUILD)/bench/rt_%: bench/rt_%.cu bench/rt_common.h \
-		| check-nvcc
+		kernels/matmul_shared.cuh | check-nvcc
 	@mkdir -p $(dir $@)
-	$(NVCC) -cudart shared -O2 -arch=$(CUDA_ARCH) -o $@ $<
+	$(NVCC) -cudart shared -O2 -arch=$(CUDA_ARCH) -Ikernels -o $@ $<
