@@ -33,6 +33,7 @@
 
 #include <vgpu/admin.h>
 
+#include "bench_admin.h"
 #include "bench_common.h"
 
 #define N	      1024
@@ -49,37 +50,6 @@ struct mover {
 	struct vgpu_admin_state_result res[MAX_ROUNDS];
 	char last_error[VGPU_MESSAGE_MAX];
 };
-
-static int admin(const char *run_dir, const struct vgpu_admin_request *req,
-		 struct vgpu_admin_response *resp)
-{
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	struct pollfd p;
-	int fd;
-
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/admin.sock",
-		 run_dir);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
-		perror(addr.sun_path);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	p.fd = fd;
-	p.events = POLLIN;
-	/* no VGPU_ADMIN_PROGRESS: the one packet is the answer */
-	if (send(fd, req, sizeof(*req), MSG_NOSIGNAL) != sizeof(*req) ||
-	    poll(&p, 1, ADMIN_WAIT_MS) != 1 ||
-	    recv(fd, resp, sizeof(*resp), 0) != sizeof(*resp)) {
-		fprintf(stderr, "no answer from vgpud\n");
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	resp->message[sizeof(resp->message) - 1] = '\0';
-	return 0;
-}
 
 static void *mover_main(void *arg)
 {
@@ -101,7 +71,7 @@ static void *mover_main(void *arg)
 		snprintf(q.name, sizeof(q.name), "%s", m->name);
 		q.gpu = m->gpu[(i + 1) % 2];
 		t0 = bench_now_ms();
-		if (admin(m->run_dir, &q, resp)) {
+		if (bench_admin(m->run_dir, &q, resp, ADMIN_WAIT_MS)) {
 			m->failed++;
 			break;
 		}

@@ -33,6 +33,7 @@
 
 #include <vgpu/admin.h>
 
+#include "bench_admin.h"
 #include "bench_common.h"
 
 #define N	      1024
@@ -51,55 +52,14 @@ struct resizer {
 	char last_error[VGPU_MESSAGE_MAX];
 };
 
-/* One admin request and its answer; 0 or -1 (printed). */
-static int admin(const char *run_dir, const struct vgpu_admin_request *req,
-		 struct vgpu_admin_response *resp)
-{
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	struct pollfd p;
-	int fd;
-
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/admin.sock",
-		 run_dir);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
-		perror(addr.sun_path);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	p.fd = fd;
-	p.events = POLLIN;
-	if (send(fd, req, sizeof(*req), MSG_NOSIGNAL) != sizeof(*req) ||
-	    poll(&p, 1, ADMIN_WAIT_MS) != 1 ||
-	    recv(fd, resp, sizeof(*resp), 0) != sizeof(*resp)) {
-		fprintf(stderr, "no answer from vgpud\n");
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	resp->message[sizeof(resp->message) - 1] = '\0';
-	return 0;
-}
-
-static void request(struct vgpu_admin_request *q, uint32_t op, const char *name)
-{
-	memset(q, 0, sizeof(*q));
-	q->magic = VGPU_ADMIN_MAGIC;
-	q->major = VGPU_ADMIN_MAJOR;
-	q->minor = VGPU_ADMIN_MINOR;
-	q->op = op;
-	snprintf(q->name, sizeof(q->name), "%s", name);
-}
-
 /* The worker's figures of the last resize, from TOP. */
 static void last_switch(struct resizer *r, struct vgpu_admin_response *resp)
 {
 	struct vgpu_admin_request q;
 	uint32_t i;
 
-	request(&q, VGPU_ADMIN_TOP, "");
-	if (admin(r->run_dir, &q, resp) || resp->status)
+	bench_admin_request(&q, VGPU_ADMIN_TOP, "");
+	if (bench_admin(r->run_dir, &q, resp, ADMIN_WAIT_MS) || resp->status)
 		return;
 	for (i = 0; i < resp->count && i < VGPU_ADMIN_LIST_MAX; i++) {
 		const struct vgpu_admin_load *l = &resp->loads[i];
@@ -131,13 +91,13 @@ static void *resizer_main(void *arg)
 		if (r->stop)
 			break;
 		move = r->mask[0] && i % 3 == 2;
-		request(&q, VGPU_ADMIN_RESIZE, r->name);
+		bench_admin_request(&q, VGPU_ADMIN_RESIZE, r->name);
 		if (move)
 			q.slice_mask = r->mask[(i / 3) % 2];
 		else
 			q.sms = r->sms[i % 2];
 		t0 = bench_now_ms();
-		if (admin(r->run_dir, &q, resp)) {
+		if (bench_admin(r->run_dir, &q, resp, ADMIN_WAIT_MS)) {
 			r->failed++;
 			break;
 		}
