@@ -177,7 +177,7 @@ static CUresult hostfn_setup(struct client *c)
 	}
 	pthread_detach(t);
 	pthread_setname_np(t, "vgpu-hostfn");
-	hf.started = 1;
+	__atomic_store_n(&hf.started, 1, __ATOMIC_RELEASE);
 	return CUDA_SUCCESS;
 }
 
@@ -294,6 +294,11 @@ void client_hostfn_wait_stream(uint32_t h)
 	struct timespec t = {0, HOSTFN_FAST_POLL_NS};
 	int i;
 
+	/* every copy calls this: no lock until a host function was ever
+	 * queued (a function queued by another thread at this very moment
+	 * is not ordered before this copy anyway) */
+	if (!__atomic_load_n(&hf.started, __ATOMIC_ACQUIRE))
+		return;
 	pthread_mutex_lock(&hf.lock);
 	for (i = 0; i < HOSTFN_GATES; i++)
 		if (hf.streams[i].used && hf.streams[i].handle == h)
