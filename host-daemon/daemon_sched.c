@@ -230,6 +230,7 @@ void daemon_sched_policy_of(struct daemon *d, struct daemon_vgpu *v,
 	out->active = s->active;
 	out->turn_ms = s->turn_ms;
 	out->vtime = s->vtime;
+	out->hold = s->hold; /* turns() tells waiting from coming back */
 }
 
 /* Whether its worker has said anything about its load yet. */

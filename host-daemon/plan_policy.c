@@ -111,7 +111,7 @@ static uint64_t served(int64_t ms, const struct policy_vgpu *v)
 }
 
 /* Order of candidates for a turn: high priority, a turn not yet over,
- * least weighted service, index. */
+ * least weighted service, waiting, index. */
 static bool turn_before(const struct policy_vgpu *v, const bool *over,
 			uint32_t a, uint32_t b)
 {
@@ -123,6 +123,8 @@ static bool turn_before(const struct policy_vgpu *v, const bool *over,
 		return ca;
 	if (v[a].vtime != v[b].vtime)
 		return v[a].vtime < v[b].vtime;
+	if (v[a].active != v[b].active) /* a tie: the one waiting first */
+		return !v[a].active;
 	return a < b;
 }
 
@@ -136,9 +138,10 @@ static void turns(const struct policy_gpu *g, struct policy_vgpu *v, uint32_t n,
 {
 	uint32_t sum = 0, nin = 0, budget, extra, i, j, k = 0, order[N];
 	uint64_t minv = UINT64_MAX;
-	bool over[N], pick[N];
+	bool over[N], pick[N], waited[N];
 
 	for (i = 0; i < n; i++) {
+		waited[i] = v[i].hold; /* held by the last plan: in the queue */
 		v[i].hold = false;
 		if (!in[i])
 			continue;
@@ -182,10 +185,17 @@ static void turns(const struct policy_gpu *g, struct policy_vgpu *v, uint32_t n,
 			minv = v[i].vtime;
 		order[k++] = i;
 	}
-	/* one that comes back starts level with the others, not ahead */
-	for (i = 0; i < k && minv != UINT64_MAX; i++)
-		if (!v[order[i]].active && v[order[i]].vtime < minv)
-			v[order[i]].vtime = minv;
+	/*
+	 * One that comes back from idle starts level with the others, not
+	 * ahead (idle time is no credit). One that waited in the queue keeps
+	 * its service: levelling it too would tie it with those that ran in
+	 * its place, and it would lose every tie on its index for ever.
+	 */
+	for (i = 0; i < k && minv != UINT64_MAX; i++) {
+		j = order[i];
+		if (!v[j].active && !waited[j] && v[j].vtime < minv)
+			v[j].vtime = minv;
+	}
 	for (i = 1; i < k; i++)
 		for (j = i;
 		     j > 0 && turn_before(v, over, order[j], order[j - 1]);

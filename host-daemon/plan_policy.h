@@ -105,7 +105,7 @@ struct policy_vgpu {
 	uint32_t target; /* groups it should hold next */
 	uint32_t ideal;	 /* what it should hold with every move done */
 	uint32_t share;	 /* what it holds when every vGPU is busy */
-	bool hold;	 /* wait for a turn: take no work */
+	bool hold;	 /* in: held by the last plan; out: wait for a turn */
 	uint32_t why;	 /* enum policy_why */
 };
 

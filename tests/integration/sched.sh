@@ -181,8 +181,12 @@ for v in d e f; do
 	[ "${n:-0}" -gt 0 ] && [ "$(sched $v turns)" -ge 2 ] && ok=$((ok + 1))
 done
 BG_PIDS=()
-[ $ok = 3 ] && tap_ok "over-commit: each of d, e, f made progress in its turns" ||
+if [ $ok = 3 ]; then
+	tap_ok "over-commit: each of d, e, f made progress in its turns"
+else
 	tap_not_ok "over-commit: each of d, e, f made progress in its turns"
+	grep -E "scheduler|hold|resiz" "$VGPUD_LOG" | tail -80 | tap_diag
+fi
 if wait_for 20 "the holds to end" test "$(gpu_field timeslicing)" = False; then
 	tap_ok "idle again: nobody is held"
 else

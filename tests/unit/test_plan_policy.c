@@ -449,6 +449,34 @@ static void overcommit_takes_turns_by_weight(void **state)
 	assert_true(runs[0] > runs[2] + runs[2] / 2);
 }
 
+/*
+ * Equal weights starting together: the two that ran first are charged the
+ * same service, so a waiting third ties with them. It must still get its
+ * turn (it used to be levelled up to them and lose every tie forever).
+ */
+static void overcommit_equal_weights_all_take_turns(void **state)
+{
+	uint32_t runs[3] = {0}, i, j;
+	struct sim s;
+
+	(void)state;
+	sim_init(&s, POLICY_FAIR, 16);
+	s.g.overcommit = true;
+	s.g.quantum_ms = 300;
+	for (j = 0; j < 3; j++)
+		sim_add(&s, j == 0 ? "d" : j == 1 ? "e" : "f", 6, 6, 16, 6);
+	for (j = 0; j < 3; j++)
+		sim_busy(&s, j, true);
+	for (i = 0; i < 400; i++) { /* 8 s in 20 ms ticks */
+		sim_step(&s, 20);
+		for (j = 0; j < 3; j++)
+			runs[j] += !s.v[j].hold;
+	}
+	/* about two thirds of the ticks each; starved would be ~0 */
+	for (j = 0; j < 3; j++)
+		assert_true(runs[j] > 400 / 2);
+}
+
 static void overcommit_never_holds_high_priority(void **state)
 {
 	struct sim s;
@@ -589,6 +617,7 @@ int main(void)
 		cmocka_unit_test(fixed_vgpus_keep_what_they_hold),
 		cmocka_unit_test(a_reserve_frees_groups_for_a_create),
 		cmocka_unit_test(overcommit_takes_turns_by_weight),
+		cmocka_unit_test(overcommit_equal_weights_all_take_turns),
 		cmocka_unit_test(overcommit_never_holds_high_priority),
 		cmocka_unit_test(overcommit_without_contention_holds_nobody),
 		cmocka_unit_test(admission_follows_the_mode),
