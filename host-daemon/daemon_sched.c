@@ -377,11 +377,13 @@ void daemon_sched_load(struct daemon *d, struct daemon_vgpu *v)
 	if (!s || !v->part || !v->part->have_load)
 		return;
 	l = &v->part->load;
-	/* how long its queue would keep lent groups: its mean kernel (if
-	 * kernels ran one after another) times what is queued, plus one */
+	/* how long it would keep lent groups: its mean kernel (if kernels
+	 * ran one after another) times what it has launched on the GPU,
+	 * plus one. Descriptors still in its rings do not count: after a
+	 * shrink they go to its new groups. */
 	if (l->kernels && l->busy_source != VGPU_BUSY_NONE) {
 		mean = l->busy_ns / l->kernels;
-		mean = mean * ((uint64_t)l->queue_depth + 1) / 1000000u;
+		mean = mean * ((uint64_t)l->gpu_inflight + 1) / 1000000u;
 		s->drain_est_ms =
 			mean > UINT32_MAX ? UINT32_MAX : (uint32_t)mean;
 	} else {

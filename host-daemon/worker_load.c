@@ -52,8 +52,8 @@ void worker_load_send(struct worker *w)
 				 : 0;
 	l.barrier_ns = p->barrier_total_ns - p->load_barrier;
 	l.memory_used = st.memory_used;
-	l.queue_depth =
-		worker_client_queue_depth(w) + worker_watchdog_pending(w);
+	l.gpu_inflight = worker_watchdog_pending(w);
+	l.queue_depth = worker_client_queue_depth(w) + l.gpu_inflight;
 	l.sm_count = w->info.sm_count;
 	l.change_count = __atomic_load_n(&w->change_count, __ATOMIC_ACQUIRE);
 	l.clients = st.clients;

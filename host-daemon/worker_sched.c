@@ -124,7 +124,7 @@ void worker_sched_request(struct worker *w, const void *payload, uint32_t len)
 	 * has its client waiting for it, in a descriptor); without edges,
 	 * busy stays 1 so the client threads never report */
 	if (q.idle_ms != s->idle_ms) {
-		s->idle_ms = q.idle_ms;
+		__atomic_store_n(&s->idle_ms, q.idle_ms, __ATOMIC_RELAXED);
 		s->last_work_ns = now;
 		__atomic_store_n(&s->work_seen, 0, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&s->busy,

@@ -52,6 +52,16 @@ void worker_sched_tick(struct worker *w);
 /* Main loop: its poll timeout, shortened while the tick matters. */
 int worker_sched_timeout(const struct worker *w, int timeout_ms);
 
+/* Whether vgpud asked for activity edges (a dynamic policy); any thread
+ * (inline: the watchdog's unit tests link no scheduler). */
+static inline bool worker_sched_edges(const struct worker *w)
+{
+	const struct worker_sched *s =
+		__atomic_load_n(&w->sched, __ATOMIC_ACQUIRE);
+
+	return s && __atomic_load_n(&s->idle_ms, __ATOMIC_RELAXED);
+}
+
 /* Client threads: a busy edge (the vGPU had no work). */
 void worker_sched_busy_edge(struct worker *w);
 

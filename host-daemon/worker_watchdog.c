@@ -42,10 +42,14 @@
 
 #include "worker.h"
 #include "worker_part.h"
+#include "worker_sched.h"
 
 #define WD_SLOTS	 128u /* in-flight launches tracked per stream */
 #define WD_MAX_PERIOD_MS 20u
-#define WD_FULL_WAIT_NS	 20000L
+/* under a dynamic policy: the scheduler's idle edge and drain estimate
+ * (launches not known done) are late by about a poll */
+#define WD_SCHED_PERIOD_MS 2u
+#define WD_FULL_WAIT_NS	   20000L
 
 struct wd_slot {
 	struct backend_event *ev;
@@ -191,6 +195,7 @@ static void *wd_thread(void *arg)
 	struct worker_watchdog *wd = w->wd;
 	struct worker_wd_queue *q;
 	struct timespec ts;
+	uint32_t period;
 	int rc;
 
 	rc = w->ops->thread_attach(w->be);
@@ -204,8 +209,11 @@ static void *wd_thread(void *arg)
 	}
 	pthread_mutex_lock(&wd->lock);
 	while (!wd->stop) {
+		period = wd->period_ms;
+		if (period > WD_SCHED_PERIOD_MS && worker_sched_edges(w))
+			period = WD_SCHED_PERIOD_MS;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)wd->period_ms * 1000000L;
+		ts.tv_nsec += (long)period * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
 		pthread_cond_timedwait(&wd->cond, &wd->lock, &ts);

@@ -290,7 +290,7 @@ struct vgpu_ctl_load {
 	uint32_t change_count; /* of the composition */
 	uint32_t busy_source;  /* enum vgpu_busy_source */
 	uint32_t clients;
-	uint32_t reserved;
+	uint32_t gpu_inflight; /* of queue_depth: launched, not known done */
 };
 
 /*
