@@ -30,6 +30,7 @@
 #include "ctl_msg.h"
 #include "daemon_part.h"
 #include "daemon_sched.h"
+#include "daemon_state_ops.h"
 
 #define SCHED_LOAD_BUSY 0.05 /* a load window this busy: runnable */
 
@@ -171,13 +172,15 @@ static uint64_t own_mask(const struct daemon *d, const struct daemon_vgpu *v)
 	return m;
 }
 
-/* Whether the scheduler may resize or hold v now. */
+/* Whether the scheduler may resize or hold v now: not while a save,
+ * suspend, migration or save point of it is in flight (the worker is
+ * frozen, or its groups are about to change under the plan). */
 static bool movable(const struct daemon *d, const struct daemon_vgpu *v)
 {
 	return !v->destroying && v->state == VGPU_ADMIN_STATE_RUNNING &&
 	       v->ready && v->ctl_fd >= 0 && v->stop == DAEMON_STOP_NONE &&
 	       !(daemon_vgpu_shared(v) && d->domains[v->cfg.gpu].recovering) &&
-	       !(v->part && v->part->resizing);
+	       !(v->part && v->part->resizing) && !daemon_state_busy(v);
 }
 
 void daemon_sched_gpu_of(struct daemon *d, uint32_t gpu, struct policy_gpu *out)
