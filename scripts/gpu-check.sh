@@ -516,7 +516,7 @@ if [ "$NGPU" -ge 2 ]; then
 		admin create mg --sms 16 --memory 2G --gpu 0 --isolation $iso \
 			>/dev/null
 		if [ $BENCH_ONLY = 0 ]; then
-			on mg "$PROGS/resize_chain" 100000 >"$LOG/migrate_chain.$iso.log" 2>&1 &
+			on mg "$PROGS/resize_chain" 600000 >"$LOG/migrate_chain.$iso.log" 2>&1 &
 			cpid=$!
 			n=0
 			nf=0
