@@ -11,17 +11,33 @@
  *
  *   migrate CUBIN RUN_DIR GIB GPU_A GPU_B [ROUNDS [GAP_MS]]
  *
+ * Beside the GIB 1 GiB chunks it holds NVAR allocations of varied sizes
+ * (a few bytes, a part of a granule, exactly one, several with an odd
+ * tail: the backend maps each as its own physical extent, granules shared
+ * between small ones once), checked after the last move, then each freed
+ * and made again at once (a free must unmap exactly what its map mapped,
+ * on the GPU it moved to). Then the chunks are freed, the vGPU suspended
+ * to host memory and resumed (memory mapped back run by run), the varied
+ * allocations checked, freed and made again once more and freed, and
+ * GIB GiB allocated in one piece (the memory all came back).
+ *
  * CUBIN is kernels/resize_seq.cubin. Lines for scripts:
  *   migrate_ms p50 P max M count N      admin round trip per migration
  *   total_ms p50 P max M                the worker's: prepare to thaw
  *   blackout_ms p50 P max M             clients held (kernel boundary,
  *                                       copy, remap, switch)
  *   prepare_ms / quiesce_ms / copy_ms / remap_ms p50 P max M
+ *   other_ms p50 P max M                clients held, less quiesce, copy
+ *                                       and remap: streams, events,
+ *                                       module variables, the switch
  *   copy_gbps p50 P                     GiB moved per second of copy
  *   peer N of M                         migrations copied GPU to GPU
  *   chain_us baseline p99 P max M; during p99 P max M
  *   contents ok | contents FAILED ...   every byte after the last move
  *   order ok | order FAILED ...
+ *   allocs ok ... | allocs FAILED ...   the varied allocations: intact,
+ *                                       freed and made again (twice)
+ *   suspend_resume ok ... | FAILED ...
  *   goal total_ms <= 60 for GIB GiB: met | not met (p50 P)
  */
 #include <poll.h>
@@ -40,6 +56,7 @@
 #define MAX_ROUNDS    1000
 #define ADMIN_WAIT_MS 120000
 #define CHUNK	      (1ull << 30)
+#define NVAR	      48
 
 struct mover {
 	const char *run_dir, *name;
@@ -117,6 +134,124 @@ static void print_stats(const char *label, double *v, int n)
 	       quantile(v, n, 1.0));
 }
 
+/* Size of varied allocation i: tiny, part of a granule, exactly one,
+ * several with an odd tail (about 100 MiB in all). */
+static size_t var_size(int i)
+{
+	switch (i % 4) {
+	case 0:
+		return 1 + (size_t)i * 37;
+	case 1:
+		return (size_t)(100 + i) << 10;
+	case 2:
+		return 2u << 20;
+	default:
+		return ((size_t)(1 + i % 5) << 21) + 4096 * (size_t)i + 13;
+	}
+}
+
+static unsigned char var_byte(int i, size_t k)
+{
+	return (unsigned char)(i * 29 + k * 7 + (k >> 13));
+}
+
+/* Allocation i filled with its pattern (host buffer: at least its size). */
+static void var_make(CUdeviceptr *p, int i, unsigned char *buf)
+{
+	size_t n = var_size(i), k;
+
+	for (k = 0; k < n; k++)
+		buf[k] = var_byte(i, k);
+	CHECK(cuMemAlloc(p, n));
+	CHECK(cuMemcpyHtoD(*p, buf, n));
+}
+
+/* Whether allocation i still holds its pattern; a sentence if not. */
+static int var_check(CUdeviceptr p, int i, unsigned char *buf)
+{
+	size_t n = var_size(i), k;
+
+	CHECK(cuMemcpyDtoH(buf, p, n));
+	for (k = 0; k < n; k++) {
+		if (buf[k] != var_byte(i, k)) {
+			printf("allocs FAILED: allocation %d (%zu bytes) byte "
+			       "%zu is 0x%02x, not 0x%02x\n",
+			       i, n, k, buf[k], var_byte(i, k));
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/*
+ * Every varied allocation checked, then freed (odd ones first, so that
+ * neighbours sharing a granule go at different times) and made again at
+ * once, and checked once more; with free_all, freed at the end. 1 when
+ * all is well.
+ */
+static int var_round(CUdeviceptr *var, unsigned char *buf, const char *when,
+		     int free_all)
+{
+	int i, pass;
+
+	for (i = 0; i < NVAR; i++)
+		if (!var_check(var[i], i, buf))
+			return 0;
+	for (pass = 1; pass >= 0; pass--)
+		for (i = pass; i < NVAR; i += 2) {
+			CHECK(cuMemFree(var[i]));
+			var_make(&var[i], i, buf);
+		}
+	for (i = 0; i < NVAR; i++)
+		if (!var_check(var[i], i, buf))
+			return 0;
+	for (i = NVAR - 1; free_all && i >= 0; i--)
+		CHECK(cuMemFree(var[i]));
+	printf("allocs ok: %d varied allocations intact %s, each freed and "
+	       "made again\n",
+	       NVAR, when);
+	return 1;
+}
+
+/*
+ * Suspend the vGPU to host memory and resume it (where vgpud likes): its
+ * memory comes back mapped run by run, which the frees after it take
+ * apart again (the backend keeps a run's memory until its last
+ * allocation goes). 0, or -1 with a line saying why.
+ */
+static int suspend_resume(const char *run_dir, const char *name)
+{
+	struct vgpu_admin_response *resp = calloc(1, sizeof(*resp));
+	struct vgpu_admin_request q;
+	double t0, ms[2];
+	int i, rc = 0;
+
+	if (!resp)
+		return -1;
+	for (i = 0; i < 2 && !rc; i++) {
+		memset(&q, 0, sizeof(q));
+		q.magic = VGPU_ADMIN_MAGIC;
+		q.major = VGPU_ADMIN_MAJOR;
+		q.minor = VGPU_ADMIN_MINOR;
+		q.op = i ? VGPU_ADMIN_RESUME : VGPU_ADMIN_SUSPEND;
+		q.gpu = VGPU_ADMIN_GPU_ANY;
+		snprintf(q.name, sizeof(q.name), "%s", name);
+		t0 = bench_now_ms();
+		if (bench_admin(run_dir, &q, resp, ADMIN_WAIT_MS) ||
+		    resp->status) {
+			printf("suspend_resume FAILED: %s\n",
+			       resp->status ? resp->message : "no answer");
+			rc = -1;
+		}
+		ms[i] = bench_now_ms() - t0;
+	}
+	if (!rc)
+		printf("suspend_resume ok: suspend %.1f ms, resume %.1f ms\n",
+		       ms[0], ms[1]);
+	free(resp);
+	return rc;
+}
+
 /* The pattern of word i of chunk c: cuMemsetD32 writes it per chunk. */
 static unsigned int pattern(int c)
 {
@@ -128,10 +263,11 @@ int main(int argc, char **argv)
 	static struct mover m;
 	CUfunction fn;
 	CUstream s;
-	CUdeviceptr v, logp, smids, *chunk;
+	CUdeviceptr v, logp, smids, *chunk, var[NVAR];
 	unsigned long long k = 0, *log;
 	unsigned int *host;
 	double *base, *during, t0, x[MAX_ROUNDS];
+	char when[64];
 	int gib, nbase = 2000, nd = 0, cap = 1 << 20, n = N, bad = 0, i;
 	size_t len, total_k;
 	CUdevice dev;
@@ -180,6 +316,8 @@ int main(int argc, char **argv)
 	CHECK(cuMemAlloc(&smids, total_k * sizeof(unsigned int)));
 	CHECK(cuMemsetD8(v, 0, N * sizeof(unsigned long long)));
 	CHECK(cuMemsetD8(logp, 0, (total_k + 1) * sizeof(*log)));
+	for (i = 0; i < NVAR; i++)
+		var_make(&var[i], i, (unsigned char *)host);
 	for (i = 0; i < gib; i++) {
 		CHECK(cuMemAlloc(&chunk[i], CHUNK));
 		CHECK(cuMemsetD32(chunk[i], pattern(i), CHUNK / 4));
@@ -252,6 +390,21 @@ int main(int argc, char **argv)
 			       k);
 	}
 
+	snprintf(when, sizeof(when), "after %d migrations", m.done);
+	if (!bad && !var_round(var, (unsigned char *)host, when, 0))
+		bad = 1;
+	for (i = 0; i < gib; i++)
+		CHECK(cuMemFree(chunk[i]));
+	if (!bad && (suspend_resume(m.run_dir, m.name) ||
+		     !var_round(var, (unsigned char *)host,
+				"after a suspend and resume", 1)))
+		bad = 1;
+	/* the chunks' memory is back: as much again in one piece */
+	if (!bad) {
+		CHECK(cuMemAlloc(&chunk[0], (size_t)gib * CHUNK));
+		CHECK(cuMemFree(chunk[0]));
+	}
+
 	print_stats("migrate_ms", m.admin_ms, m.done);
 #define STAT(label, field)                                                     \
 	do {                                                                   \
@@ -265,6 +418,12 @@ int main(int argc, char **argv)
 	STAT("quiesce_ms", quiesce_ns);
 	STAT("copy_ms", copy_ns);
 	STAT("remap_ms", remap_ns);
+	for (i = 0; i < m.done; i++)
+		x[i] = ((double)m.res[i].blackout_ns -
+			(double)m.res[i].quiesce_ns - (double)m.res[i].copy_ns -
+			(double)m.res[i].remap_ns) /
+		       1e6;
+	print_stats("other_ms", x, m.done);
 	{
 		int peers = 0;
 
@@ -293,8 +452,6 @@ int main(int argc, char **argv)
 	}
 	if (m.failed)
 		printf("refused %d (last: %s)\n", m.failed, m.last_error);
-	for (i = 0; i < gib; i++)
-		CHECK(cuMemFree(chunk[i]));
 	CHECK(cuModuleUnload(mod));
 	CHECK(cuStreamDestroy(s));
 	CHECK(cuDevicePrimaryCtxRelease(dev));

@@ -8,9 +8,12 @@
  *     groups the config lists, or over the SMs the split left over (group
  *     index = the group count; used alone).
  *   - Memory: the vGPU's VA window is reserved at exactly va_base
- *     (cuMemAddressReserve) and backed granule by granule (cuMemCreate +
- *     cuMemMap), one allocation handle per granule so any granule range
- *     can be unmapped later (cuMemUnmap cannot split a mapping).
+ *     (cuMemAddressReserve) and backed by one physical allocation per run
+ *     of granules a mem_map call backs anew (cuMemCreate + cuMemMap +
+ *     cuMemSetAccess, at most EXTENT_MAX_BYTES each): an extent
+ *     (backend_extent.h). cuMemUnmap cannot split a mapping, and the
+ *     worker unmaps what it mapped; an extent that a caller unmaps only
+ *     in part keeps its memory until its last granule goes.
  *   - Code: libraries are loaded context-independently (cuLibraryLoadData)
  *     and kernels launched as CUkernel.
  *
@@ -32,6 +35,7 @@
  * sees that the slice changed.
  */
 #include <elf.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -456,9 +460,7 @@ static int cuda_reserve(struct backend *b, char *err, size_t errlen)
 	b->va = p;
 	b->va_reserved = 1;
 	b->ngranules = b->cfg.va_size / b->gran;
-	b->mapped = calloc((b->ngranules + 7) / 8, 1);
-	b->handles = calloc(b->ngranules, sizeof(*b->handles));
-	if (!b->mapped || !b->handles) {
+	if (extent_map_init(&b->mem, b->ngranules)) {
 		snprintf(err, errlen, "cuda: out of memory");
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -597,17 +599,27 @@ static void cuda_drain(struct backend *b)
 	} while (busy && ++waited < CUDA_CLOSE_DRAIN_MS);
 }
 
-static void cuda_unmap_granule(struct backend *b, uint64_t i)
+/*
+ * Give an extent's memory back: unmap it from the window (exactly what
+ * its cuMemMap mapped) and release the handle. extent_unmap's drop.
+ */
+static int cuda_extent_drop(void *ctx, const struct extent *e)
 {
-	b->cu.cuMemUnmap(b->va + i * b->gran, b->gran);
-	b->cu.cuMemRelease(b->handles[i]);
-	b->mapped[i / 8] &= (uint8_t) ~(1u << (i % 8));
-	b->handles[i] = 0;
+	struct backend *b = ctx;
+	CUresult rc;
+
+	rc = b->cu.cuMemUnmap(b->va + e->first * b->gran, e->count * b->gran);
+	if (rc)
+		return rc; /* it stays mapped and accounted */
+	/* unmapped: nothing can reach the memory whatever release says */
+	(void)b->cu.cuMemRelease((CUmemGenericAllocationHandle)e->handle);
+	return CUDA_SUCCESS;
 }
 
 static void cuda_close(struct backend *b)
 {
-	uint64_t i;
+	struct extent *e;
+	uint64_t pos = 0;
 
 	if (!b)
 		return;
@@ -647,10 +659,10 @@ static void cuda_close(struct backend *b)
 	}
 	if (b->defstream.stream)
 		b->cu.cuStreamDestroy_v2(b->defstream.stream);
-	if (b->mapped)
-		for (i = 0; i < b->ngranules; i++)
-			if (b->mapped[i / 8] & (1u << (i % 8)))
-				cuda_unmap_granule(b, i);
+	while (b->mem.ngranules && (e = extent_next(&b->mem, &pos))) {
+		cuda_extent_drop(b, e);
+		extent_remove(&b->mem, e);
+	}
 	if (b->va_reserved)
 		b->cu.cuMemAddressFree(b->va, b->cfg.va_size);
 	b->cu.cuCtxSetCurrent(NULL);
@@ -663,8 +675,7 @@ static void cuda_close(struct backend *b)
 	}
 	cuda_slice_free(b, b->cur);
 	b->cur = NULL;
-	free(b->mapped);
-	free(b->handles);
+	extent_map_destroy(&b->mem);
 	pthread_mutex_destroy(&b->api);
 	pthread_mutex_destroy(&b->lock);
 	/* b->cu.dl stays open: libcuda cannot be unloaded once used */
@@ -708,94 +719,128 @@ static int cuda_granules(struct backend *b, uint64_t va, uint64_t size,
 	return 0;
 }
 
-static int granule_mapped(const struct backend *b, uint64_t i)
+/* Device memory of dev, as every extent of the window is made. */
+CUmemAllocationProp cuda_alloc_prop(CUdevice dev)
 {
-	return (b->mapped[i / 8] >> (i % 8)) & 1;
+	CUmemAllocationProp prop;
+
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = dev;
+	return prop;
+}
+
+/*
+ * One physical allocation of n granules on dev, mapped at va and made
+ * read-write for dev: *h on success, nothing left behind on failure.
+ */
+static CUresult cuda_chunk_map(struct backend *b, CUdevice dev, CUdeviceptr va,
+			       uint64_t n, CUmemGenericAllocationHandle *h)
+{
+	const struct cuda_sym *cu = &b->cu;
+	CUmemAllocationProp prop = cuda_alloc_prop(dev);
+	CUmemAccessDesc access;
+	size_t bytes = n * b->gran;
+	CUresult rc;
+
+	memset(&access, 0, sizeof(access));
+	access.location = prop.location;
+	access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	rc = cu->cuMemCreate(h, bytes, &prop, 0);
+	if (rc)
+		return rc;
+	rc = cu->cuMemMap(va, bytes, 0, *h, 0);
+	if (rc) {
+		(void)cu->cuMemRelease(*h);
+		return rc;
+	}
+	rc = cu->cuMemSetAccess(va, bytes, &access, 1);
+	if (rc) {
+		(void)cu->cuMemUnmap(va, bytes);
+		(void)cu->cuMemRelease(*h);
+	}
+	return rc;
 }
 
 /*
  * Back [va, va + size) with device memory: one physical allocation per
- * granule, mapped, then made read-write for this device in one call. On
- * failure everything this call mapped is released again.
+ * run of granules that nothing backs yet (at most EXTENT_MAX_BYTES each;
+ * normally the whole range is one run: one cuMemCreate, one cuMemMap,
+ * one cuMemSetAccess), and granules an earlier partial unmap kept are
+ * taken back as they are. On failure everything this call made is
+ * released again.
  */
 static int cuda_mem_map(struct backend *b, uint64_t va, uint64_t size)
 {
-	const struct cuda_sym *cu = &b->cu;
-	CUmemAllocationProp prop;
-	CUmemAccessDesc access;
-	uint64_t first, count, i, done = 0;
+	uint64_t first, count, fresh, pos, g, n, mark, max;
+	uint64_t quota = b->cfg.memory_quota / b->gran;
+	CUmemGenericAllocationHandle h;
+	struct extent *e;
 	CUresult rc = CUDA_SUCCESS;
+	int r;
 
 	if (cuda_granules(b, va, size, &first, &count))
 		return CUDA_ERROR_INVALID_VALUE;
-	memset(&prop, 0, sizeof(prop));
-	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-	prop.location.id = b->dev;
-	memset(&access, 0, sizeof(access));
-	access.location = prop.location;
-	access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-
+	max = EXTENT_MAX_BYTES / b->gran ? EXTENT_MAX_BYTES / b->gran : 1;
 	pthread_mutex_lock(&b->lock);
 	cuda_ctx_refresh(b); /* b->cur changes only under b->lock too */
-	for (i = first; i < first + count; i++) {
-		if (granule_mapped(b, i)) {
-			rc = CUDA_ERROR_INVALID_VALUE; /* already mapped */
-			goto out;
-		}
+	r = extent_map_check(&b->mem, first, count, quota, &fresh);
+	if (r) {
+		/* mapped already; or kept memory would break the quota */
+		rc = r == -EINVAL ? CUDA_ERROR_INVALID_VALUE
+				  : CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
 	}
-	for (i = first; i < first + count; i++, done++) {
-		CUmemGenericAllocationHandle h;
-
-		rc = cu->cuMemCreate(&h, b->gran, &prop, 0);
+	mark = b->mem.ids;
+	pos = first;
+	while (extent_next_gap(&b->mem, &pos, first + count, max, &g, &n)) {
+		if (extent_reserve(&b->mem)) {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			break;
+		}
+		rc = cuda_chunk_map(b, b->dev, b->va + g * b->gran, n, &h);
 		if (rc)
 			break;
-		rc = cu->cuMemMap(b->va + i * b->gran, b->gran, 0, h, 0);
-		if (rc) {
-			cu->cuMemRelease(h);
-			break;
-		}
-		b->handles[i] = h;
-		b->mapped[i / 8] |= (uint8_t)(1u << (i % 8));
+		extent_add(&b->mem, g, n, (uint64_t)h);
 	}
-	if (rc == CUDA_SUCCESS)
-		rc = cu->cuMemSetAccess((CUdeviceptr)va, size, &access, 1);
 	if (rc) {
-		for (i = first; i < first + done; i++)
-			cuda_unmap_granule(b, i);
+		/* undo: the extents this call added (ids above mark) */
+		pos = first;
+		while ((e = extent_next(&b->mem, &pos)) &&
+		       e->first < first + count) {
+			if (e->id <= mark)
+				continue;
+			cuda_extent_drop(b, e);
+			extent_remove(&b->mem, e);
+		}
+		goto out;
 	}
+	extent_revive(&b->mem, first, count);
 out:
 	pthread_mutex_unlock(&b->lock);
 	return rc;
 }
 
+/*
+ * Release [va, va + size): every extent left without a mapped granule is
+ * unmapped (whole, as it was mapped) and released. Normally the range is
+ * exactly what one mem_map call (or several) mapped.
+ */
 static int cuda_mem_unmap(struct backend *b, uint64_t va, uint64_t size)
 {
-	const struct cuda_sym *cu = &b->cu;
-	uint64_t first, count, i;
-	CUresult rc = CUDA_SUCCESS;
+	uint64_t first, count;
+	int rc;
 
 	if (cuda_granules(b, va, size, &first, &count))
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&b->lock);
 	cuda_ctx_refresh(b);
-	for (i = first; i < first + count; i++) {
-		if (!granule_mapped(b, i)) {
-			rc = CUDA_ERROR_INVALID_VALUE; /* not mapped */
-			goto out;
-		}
-	}
-	for (i = first; i < first + count; i++) {
-		rc = cu->cuMemUnmap(b->va + i * b->gran, b->gran);
-		if (rc)
-			break; /* the rest stays mapped and accounted */
-		cu->cuMemRelease(b->handles[i]);
-		b->handles[i] = 0;
-		b->mapped[i / 8] &= (uint8_t) ~(1u << (i % 8));
-	}
-out:
+	rc = extent_unmap(&b->mem, first, count, cuda_extent_drop, b);
 	pthread_mutex_unlock(&b->lock);
-	return rc;
+	if (rc == -EINVAL)
+		return CUDA_ERROR_INVALID_VALUE; /* not mapped */
+	return rc; /* what stays mapped stays accounted */
 }
 
 /* ---- copies ------------------------------------------------------------ */
@@ -842,9 +887,8 @@ static int cuda_host_alloc(struct backend *b, size_t n, void **p)
 	CUresult rc;
 
 	api_lock(b);
-	rc = b->cu.cuMemHostAlloc(p, n,
-				  CU_MEMHOSTALLOC_DEVICEMAP |
-					  CU_MEMHOSTALLOC_PORTABLE);
+	rc = b->cu.cuMemHostAlloc(
+		p, n, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
 	api_unlock(b);
 	return rc;
 }
@@ -1257,8 +1301,8 @@ static int cuda_kernel_set_attribute(struct backend *b,
 
 /* The kernel's function in the slice's context, then the driver's count. */
 static int cuda_kernel_occupancy(struct backend *b, struct backend_kernel *k,
-				 int block, size_t dyn_smem,
-				 unsigned int flags, int *blocks)
+				 int block, size_t dyn_smem, unsigned int flags,
+				 int *blocks)
 {
 	CUfunction f;
 	CUresult rc;

@@ -8,7 +8,7 @@
  *                        addresses of module-scope variables across it
  *
  * See backend_cuda.c for the locking rules: driver calls on the context
- * under b->api (api_lock), the granule table and the object lists under
+ * under b->api (api_lock), the extent map and the object lists under
  * b->lock.
  */
 #ifndef VGPU_BACKEND_CUDA_INT_H
@@ -20,6 +20,7 @@
 #include <cuda.h>
 
 #include "backend.h"
+#include "backend_extent.h"
 #include "cuda_sym.h"
 
 struct cuda_global;
@@ -95,10 +96,11 @@ struct backend {
 	int serialize;
 	pthread_mutex_t api; /* driver calls on the green context */
 
-	pthread_mutex_t lock; /* the granule table and the object lists */
+	pthread_mutex_t lock; /* the extent map and the object lists */
 	uint64_t ngranules;
-	uint8_t *mapped;		       /* one bit per granule */
-	CUmemGenericAllocationHandle *handles; /* per mapped granule */
+	/* the window's memory: what is mapped, and the physical extents
+	 * (extent.handle: a CUmemGenericAllocationHandle) */
+	struct extent_map mem;
 	struct backend_stream *streams;
 	struct backend_event *events;
 	struct backend_library *libs;
@@ -181,6 +183,8 @@ void cuda_read_info(struct backend *b, const char *gpu_name,
 		    const uint8_t uuid[16]);
 int cuda_granularity_of(const struct cuda_sym *cu, CUdevice dev,
 			uint64_t *gran);
+/* Device memory of dev, as every extent of the window is made. */
+CUmemAllocationProp cuda_alloc_prop(CUdevice dev);
 
 /* ---- backend_cuda_move.c ---- */
 

@@ -4,28 +4,37 @@
  * a live vGPU moves to another GPU, or to a new context on its own GPU,
  * and every device address its clients hold stays valid.
  *
+ * The window's memory is a set of extents (backend_extent.h): one
+ * physical allocation each, normally one per allocation the clients made.
+ * A move mirrors them: one target allocation per extent, so an 8 GiB vGPU
+ * of 1 GiB allocations costs 8 cuMemCreate calls, not 4,096.
+ *
  *   prepare (the clients run on): a green context over the target groups
- *     (cuda_slice_build), its kernels loaded (cuKernelGetFunction), and,
- *     for another GPU, one physical allocation on the target per granule
- *     mapped now (cuMemCreate with location = the target), mapped into a
- *     staging reservation that mirrors the VA window, readable and
- *     writable by the target (and by the source, when it can reach the
- *     target's memory: cuDeviceCanAccessPeer).
+ *     (cuda_slice_build), its kernels loaded (cuKernelGetFunction), fresh
+ *     streams and events in it for those the clients have now, and, for
+ *     another GPU, per source extent one allocation on the target
+ *     (cuMemCreate) mapped into a staging reservation that mirrors the
+ *     window, readable and writable by the target (and by the source,
+ *     when it can reach the target's memory: cuDeviceCanAccessPeer); and
+ *     copy streams in the source context.
  *   commit (a kernel boundary: every client thread stopped between two
- *     descriptors, every stream drained; under b->api and b->lock):
- *     granules mapped or freed since prepare are added or dropped; the
- *     memory is copied (GPU to GPU with cuMemcpyDtoDAsync on a source
- *     stream, or through two pinned host buffers); streams and events are
- *     made anew in the target context; each module-scope variable a
- *     client was given is looked up in the target context and its bytes
- *     copied there; then each granule of the window is unmapped from the
- *     source memory and mapped to the target's at the same address
- *     (cuMemUnmap, cuMemMap, cuMemSetAccess for the target), with every
- *     earlier step undone if one fails. Only then does anything switch:
- *     the streams and events the clients hold get their new CUstream and
- *     CUevent, the old context is retired (resize_reclaim destroys it),
- *     the source memory is released.
- *   The staging mappings are removed later, by resize_reclaim.
+ *     descriptors, every stream drained; under b->api and b->lock), the
+ *     blackout, which holds only what must see the final state:
+ *     extents made or freed since prepare get or lose their twin (the
+ *     clients ran: normally none); the mapped memory is copied (GPU to
+ *     GPU with cuMemcpyDtoDAsync spread over the copy streams, or
+ *     through two pinned host buffers); streams and events the clients
+ *     made since prepare get theirs, recorded events are recorded again;
+ *     each module-scope variable a client was given is looked up in the
+ *     target context and its bytes copied there; then each extent of the
+ *     window is unmapped from the source memory and its twin mapped at
+ *     the same address (one cuMemUnmap and one cuMemMap per extent, one
+ *     cuMemSetAccess per run of extents), with every earlier step undone
+ *     if one fails. Only then does anything switch: the streams and
+ *     events the clients hold get their new CUstream and CUevent, the old
+ *     context is retired (resize_reclaim destroys it).
+ *   After the clients go on, resize_reclaim removes the staging mappings
+ *     and releases the source memory (cuda_move_reclaim).
  *
  * Libraries are context-independent (cuLibraryLoadData): nothing to load
  * again, the target context gets their code on first use (warmed in
@@ -50,6 +59,10 @@
 #define CUDA_ALIAS_BYTES (1ull << 30)
 /* Host bounce buffers when the GPUs cannot reach each other: two of these */
 #define CUDA_BOUNCE_BYTES (64u << 20)
+/* GPU-to-GPU copies: spread over this many streams in the source context
+ * (several copy engines at once), each run cut into pieces of this */
+#define CUDA_COPY_STREAMS 4
+#define CUDA_COPY_PIECE	  (256ull << 20)
 
 /* A module-scope variable handed to a client (backend_library.gvars). */
 struct cuda_global {
@@ -60,13 +73,31 @@ struct cuda_global {
 	char name[]; /* as the client asked for it */
 };
 
-/* A committed migration's staging reservation, for resize_reclaim. */
+/* The target's twin of one source extent, mapped at stage + first * gran
+ * while h is set (or, after the switch, while it is junk). */
+struct move_ext {
+	uint64_t id; /* the source extent's */
+	uint64_t first, count;
+	CUmemGenericAllocationHandle h;
+};
+
+/* What a committed migration leaves for resize_reclaim: the staging
+ * reservation with its mappings, and the source GPU's memory. */
 struct cuda_move_junk {
 	struct cuda_move_junk *next;
-	CUdeviceptr va;
+	CUdeviceptr va; /* the staging reservation */
 	size_t size;
-	uint64_t ngranules;
-	uint8_t *mapped; /* granules still mapped there */
+	uint64_t gran;
+	struct move_ext *ext; /* mapped there (their handles: the window's) */
+	uint32_t next_ext;
+	CUmemGenericAllocationHandle *old; /* the source memory, unmapped */
+	uint32_t nold;
+};
+
+/* An event made ahead in the target context, for an event of b. */
+struct move_event {
+	CUevent ev;
+	unsigned int flags;
 };
 
 struct backend_move {
@@ -79,14 +110,19 @@ struct backend_move {
 	struct cuda_slice *sl;
 	char name[128]; /* of the target GPU */
 	uint8_t uuid[16];
-	/* cross: target memory per granule of the window, mapped at
-	 * stage + i * gran */
+	/* cross: a twin per source extent, sorted by first */
 	CUdeviceptr stage;
 	int stage_reserved;
-	CUmemGenericAllocationHandle *h;
-	uint8_t *staged;
-	uint64_t staged_count;
+	struct move_ext *ext;
+	uint32_t next, cap;
 	void *bounce[2];
+	CUstream copy[CUDA_COPY_STREAMS]; /* in the source context */
+	uint32_t ncopy;
+	/* made ahead in the target context (NULL once taken) */
+	CUstream *pstreams;
+	uint32_t npstreams;
+	struct move_event *pevents;
+	uint32_t npevents;
 	uint64_t prepare_ns;
 };
 
@@ -96,19 +132,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int bit(const uint8_t *bits, uint64_t i)
-{
-	return (bits[i / 8] >> (i % 8)) & 1;
-}
-
-static void bit_set(uint8_t *bits, uint64_t i, int v)
-{
-	if (v)
-		bits[i / 8] |= (uint8_t)(1u << (i % 8));
-	else
-		bits[i / 8] &= (uint8_t) ~(1u << (i % 8));
 }
 
 static const char *gib(uint64_t n, char *buf, size_t len)
@@ -240,45 +263,44 @@ void cuda_globals_drop(struct backend *b, struct backend_library *l)
 
 /* ---- staging ----------------------------------------------------------- */
 
-static CUmemAllocationProp target_prop(const struct backend_move *m)
+static CUdeviceptr stage_va(const struct backend *b,
+			    const struct backend_move *m,
+			    const struct move_ext *x)
 {
-	CUmemAllocationProp prop;
-
-	memset(&prop, 0, sizeof(prop));
-	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-	prop.location.id = m->dev;
-	return prop;
+	return m->stage + x->first * b->gran;
 }
 
-/* Target memory for granule i, mapped at its staging address. */
-static CUresult stage_add(struct backend *b, struct backend_move *m, uint64_t i)
+/* Target memory for twin x (one allocation), mapped at its staging
+ * address. Access comes per run (stage_access). */
+static CUresult stage_add(struct backend *b, struct backend_move *m,
+			  struct move_ext *x)
 {
-	CUmemAllocationProp prop = target_prop(m);
+	CUmemAllocationProp prop = cuda_alloc_prop(m->dev);
+	size_t bytes = x->count * b->gran;
 	CUmemGenericAllocationHandle h;
 	CUresult rc;
 
-	rc = b->cu.cuMemCreate(&h, b->gran, &prop, 0);
+	rc = b->cu.cuMemCreate(&h, bytes, &prop, 0);
 	if (rc)
 		return rc;
-	rc = b->cu.cuMemMap(m->stage + i * b->gran, b->gran, 0, h, 0);
+	rc = b->cu.cuMemMap(stage_va(b, m, x), bytes, 0, h, 0);
 	if (rc) {
-		b->cu.cuMemRelease(h);
+		(void)b->cu.cuMemRelease(h);
 		return rc;
 	}
-	m->h[i] = h;
-	bit_set(m->staged, i, 1);
-	m->staged_count++;
+	x->h = h;
 	return CUDA_SUCCESS;
 }
 
-static void stage_drop(struct backend *b, struct backend_move *m, uint64_t i)
+/* Undo stage_add (a twin whose extent went away, or an abort). */
+static void stage_drop(struct backend *b, struct backend_move *m,
+		       struct move_ext *x)
 {
-	b->cu.cuMemUnmap(m->stage + i * b->gran, b->gran);
-	b->cu.cuMemRelease(m->h[i]);
-	m->h[i] = 0;
-	bit_set(m->staged, i, 0);
-	m->staged_count--;
+	if (!x->h)
+		return;
+	(void)b->cu.cuMemUnmap(stage_va(b, m, x), x->count * b->gran);
+	(void)b->cu.cuMemRelease(x->h);
+	x->h = 0;
 }
 
 /* Read-write for the target, and for the source when it copies. */
@@ -310,31 +332,41 @@ static CUresult stage_access(struct backend *b, struct backend_move *m,
 	return rc;
 }
 
-/* Staging for every granule set in bits (runs get one access call). */
-static CUresult stage_fill(struct backend *b, struct backend_move *m,
-			   const uint8_t *bits, char *err, size_t errlen)
+/*
+ * Target memory for every twin in m->ext that has none yet, one access
+ * call per run of adjacent new twins. m->ext is sorted by first.
+ */
+static CUresult stage_fill(struct backend *b, struct backend_move *m, char *err,
+			   size_t errlen)
 {
-	uint64_t i, j, n = b->ngranules, done = 0, want = 0;
+	uint64_t want = 0, done = 0, rfirst = 0, rend = 0;
+	struct move_ext *x;
 	char a[32], c[32];
 	CUresult rc = CUDA_SUCCESS;
+	uint32_t i;
 
-	for (i = 0; i < n; i++)
-		want += bit(bits, i);
-	for (i = 0; i < n && rc == CUDA_SUCCESS;) {
-		if (!bit(bits, i) || bit(m->staged, i)) {
-			i++;
+	for (i = 0; i < m->next; i++)
+		if (!m->ext[i].h)
+			want += m->ext[i].count;
+	for (i = 0; i < m->next && rc == CUDA_SUCCESS; i++) {
+		x = &m->ext[i];
+		if (x->h)
+			continue;
+		rc = stage_add(b, m, x);
+		if (rc)
+			break;
+		done += x->count;
+		if (rend > rfirst && rend == x->first) {
+			rend += x->count; /* one access call for the run */
 			continue;
 		}
-		for (j = i; j < n && bit(bits, j) && !bit(m->staged, j); j++) {
-			rc = stage_add(b, m, j);
-			if (rc)
-				break;
-			done++;
-		}
-		if (rc == CUDA_SUCCESS)
-			rc = stage_access(b, m, i, j - i);
-		i = j;
+		if (rend > rfirst)
+			rc = stage_access(b, m, rfirst, rend - rfirst);
+		rfirst = x->first;
+		rend = x->first + x->count;
 	}
+	if (rc == CUDA_SUCCESS && rend > rfirst)
+		rc = stage_access(b, m, rfirst, rend - rfirst);
 	if (rc == CUDA_ERROR_OUT_OF_MEMORY)
 		snprintf(err, errlen,
 			 "cuda: GPU %u lacks the memory: the vGPU maps %s, "
@@ -348,27 +380,51 @@ static CUresult stage_fill(struct backend *b, struct backend_move *m,
 	return rc;
 }
 
+/* Room for one more twin. */
+static int ext_grow(struct backend_move *m)
+{
+	struct move_ext *t;
+	uint32_t cap;
+
+	if (m->next < m->cap)
+		return 0;
+	cap = m->cap ? m->cap * 2 : 16;
+	t = realloc(m->ext, (size_t)cap * sizeof(*t));
+	if (!t)
+		return -1;
+	m->ext = t;
+	m->cap = cap;
+	return 0;
+}
+
 /* ---- prepare / abort --------------------------------------------------- */
 
 void cuda_migrate_abort(struct backend *b, struct backend_move *m)
 {
-	uint64_t i;
+	uint32_t i;
 
 	if (!m)
 		return;
-	if (m->staged)
-		for (i = 0; i < b->ngranules && m->staged_count; i++)
-			if (bit(m->staged, i))
-				stage_drop(b, m, i);
+	for (i = 0; i < m->next; i++)
+		stage_drop(b, m, &m->ext[i]);
 	if (m->stage_reserved)
-		b->cu.cuMemAddressFree(m->stage, b->cfg.va_size);
+		(void)b->cu.cuMemAddressFree(m->stage, b->cfg.va_size);
 	for (i = 0; i < 2; i++)
 		if (m->bounce[i])
-			b->cu.cuMemFreeHost(m->bounce[i]);
+			(void)b->cu.cuMemFreeHost(m->bounce[i]);
+	for (i = 0; i < m->ncopy; i++)
+		(void)b->cu.cuStreamDestroy_v2(m->copy[i]);
+	for (i = 0; i < m->npstreams; i++)
+		if (m->pstreams[i])
+			(void)b->cu.cuStreamDestroy_v2(m->pstreams[i]);
+	for (i = 0; i < m->npevents; i++)
+		if (m->pevents[i].ev)
+			(void)b->cu.cuEventDestroy_v2(m->pevents[i].ev);
 	if (m->sl)
 		cuda_slice_free(b, m->sl);
-	free(m->h);
-	free(m->staged);
+	free(m->pstreams);
+	free(m->pevents);
+	free(m->ext);
 	free(m);
 }
 
@@ -385,17 +441,88 @@ static void warm_kernels(struct backend *b, struct backend_move *m)
 	pthread_mutex_lock(&b->lock);
 	for (l = b->libs; l; l = l->next)
 		for (k = l->kernels; k; k = k->next)
-			b->cu.cuKernelGetFunction(&f, k->kernel);
+			(void)b->cu.cuKernelGetFunction(&f, k->kernel);
 	pthread_mutex_unlock(&b->lock);
 	cuda_ctx_refresh(b);
 }
 
-/* The target's memory side of prepare (another GPU). */
+/*
+ * Streams and events in the target context for those the clients have
+ * now, so that commit only makes what came since. Best effort: what
+ * fails here commit makes (and reports) itself.
+ */
+static void prepare_objects(struct backend *b, struct backend_move *m)
+{
+	struct backend_stream *s;
+	struct backend_event *e;
+	unsigned int *flags;
+	uint32_t ns = 1, ne = 0, i;
+
+	pthread_mutex_lock(&b->lock);
+	for (s = b->streams; s; s = s->next)
+		ns++;
+	for (e = b->events; e; e = e->next)
+		ne++;
+	flags = calloc(ne + 1, sizeof(*flags));
+	m->pstreams = calloc(ns, sizeof(*m->pstreams));
+	m->pevents = calloc(ne + 1, sizeof(*m->pevents));
+	for (e = b->events, i = 0; flags && e; e = e->next, i++)
+		flags[i] = e->flags;
+	pthread_mutex_unlock(&b->lock);
+	if (!flags || !m->pstreams || !m->pevents)
+		goto out;
+	/* cuda.h: made in the given green context, whatever is current */
+	for (i = 0; i < ns; i++) {
+		if (b->cu.cuGreenCtxStreamCreate(&m->pstreams[i], m->sl->green,
+						 CU_STREAM_NON_BLOCKING, 0)) {
+			m->pstreams[i] = NULL;
+			break;
+		}
+		m->npstreams = i + 1;
+	}
+	/* cuEventCreate makes it in the current context */
+	if (use_ctx(b, m->sl->ctx) == CUDA_SUCCESS) {
+		for (i = 0; i < ne; i++) {
+			if (b->cu.cuEventCreate(&m->pevents[i].ev, flags[i])) {
+				m->pevents[i].ev = NULL;
+				break;
+			}
+			m->pevents[i].flags = flags[i];
+			m->npevents = i + 1;
+		}
+	}
+	cuda_ctx_refresh(b);
+out:
+	free(flags);
+}
+
+/*
+ * Streams in the source context that the GPU-to-GPU copy is spread over
+ * (several copy engines at once). Best effort: with none, the copy runs
+ * on the current slice's marker stream.
+ */
+static void prepare_copy_streams(struct backend *b, struct backend_move *m)
+{
+	uint32_t i;
+
+	api_lock(b);
+	for (i = 0; i < CUDA_COPY_STREAMS; i++) {
+		if (b->cu.cuGreenCtxStreamCreate(&m->copy[i], b->cur->green,
+						 CU_STREAM_NON_BLOCKING, 0)) {
+			m->copy[i] = NULL;
+			break;
+		}
+		m->ncopy = i + 1;
+	}
+	api_unlock(b);
+}
+
+/* The target's memory side of prepare (another GPU): a twin per extent. */
 static CUresult prepare_memory(struct backend *b, struct backend_move *m,
 			       char *err, size_t errlen)
 {
-	uint64_t gran = 0, bytes = (b->ngranules + 7) / 8;
-	uint8_t *snap;
+	uint64_t gran = 0, pos = 0;
+	struct extent *e;
 	int can = 0, i;
 	CUresult rc;
 
@@ -421,19 +548,19 @@ static CUresult prepare_memory(struct backend *b, struct backend_move *m,
 		return cuda_fail(&b->cu, rc, err, errlen,
 				 "cuMemAddressReserve (staging)");
 	m->stage_reserved = 1;
-	m->h = calloc(b->ngranules, sizeof(*m->h));
-	m->staged = calloc(bytes, 1);
-	snap = malloc(bytes);
-	if (!m->h || !m->staged || !snap) {
-		free(snap);
-		snprintf(err, errlen, "cuda: out of memory");
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
+	/* the extents now; commit adds or drops what changes meanwhile */
 	pthread_mutex_lock(&b->lock);
-	memcpy(snap, b->mapped, bytes);
+	while ((e = extent_next(&b->mem, &pos))) {
+		if (ext_grow(m)) {
+			pthread_mutex_unlock(&b->lock);
+			snprintf(err, errlen, "cuda: out of memory");
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		m->ext[m->next++] =
+			(struct move_ext){e->id, e->first, e->count, 0};
+	}
 	pthread_mutex_unlock(&b->lock);
-	rc = stage_fill(b, m, snap, err, errlen);
-	free(snap);
+	rc = stage_fill(b, m, err, errlen);
 	for (i = 0; rc == CUDA_SUCCESS && !m->peer && i < 2; i++) {
 		rc = b->cu.cuMemHostAlloc(&m->bounce[i], CUDA_BOUNCE_BYTES,
 					  CU_MEMHOSTALLOC_PORTABLE);
@@ -494,8 +621,11 @@ int cuda_migrate_prepare(struct backend *b, uint32_t gpu,
 	if (rc)
 		goto fail;
 	warm_kernels(b, m);
+	prepare_objects(b, m);
 	if (m->cross && (rc = prepare_memory(b, m, err, errlen)))
 		goto fail;
+	if (m->cross && m->peer)
+		prepare_copy_streams(b, m);
 	m->prepare_ns = now_ns() - t0;
 	*out = m;
 	return CUDA_SUCCESS;
@@ -522,32 +652,67 @@ static void new_free(struct backend *b, struct move_new *n)
 
 	for (i = 0; n->streams && i < n->nstreams; i++)
 		if (n->streams[i])
-			b->cu.cuStreamDestroy_v2(n->streams[i]);
+			(void)b->cu.cuStreamDestroy_v2(n->streams[i]);
 	for (i = 0; n->events && i < n->nevents; i++)
 		if (n->events[i])
-			b->cu.cuEventDestroy_v2(n->events[i]);
+			(void)b->cu.cuEventDestroy_v2(n->events[i]);
 	free(n->streams);
 	free(n->events);
 	free(n->greal);
 	memset(n, 0, sizeof(*n));
 }
 
-/* Bring the staging in line with what is mapped now. */
+static int ext_cmp(const void *a, const void *b)
+{
+	const struct move_ext *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/*
+ * Bring the twins in line with the extents now: drop those whose extent
+ * went away, make those of extents added since prepare. Afterwards
+ * m->ext[i] is the twin of the i-th extent in address order.
+ */
 static CUresult commit_delta(struct backend *b, struct backend_move *m,
 			     char *err, size_t errlen)
 {
-	uint64_t i;
+	struct extent *e;
+	uint64_t pos = 0;
+	uint32_t i, k, old;
 
-	for (i = 0; i < b->ngranules; i++)
-		if (bit(m->staged, i) && !bit(b->mapped, i))
-			stage_drop(b, m, i);
-	return stage_fill(b, m, b->mapped, err, errlen);
+	for (i = k = 0; i < m->next; i++) {
+		e = extent_at(&b->mem, m->ext[i].first);
+		if (!e || e->id != m->ext[i].id) {
+			stage_drop(b, m, &m->ext[i]);
+			continue;
+		}
+		m->ext[k++] = m->ext[i];
+	}
+	m->next = old = k;
+	k = 0;
+	while ((e = extent_next(&b->mem, &pos))) {
+		if (k < old && m->ext[k].id == e->id) {
+			k++;
+			continue;
+		}
+		if (ext_grow(m)) {
+			snprintf(err, errlen, "cuda: out of memory");
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		m->ext[m->next++] =
+			(struct move_ext){e->id, e->first, e->count, 0};
+	}
+	if (m->next == old)
+		return CUDA_SUCCESS;
+	qsort(m->ext, m->next, sizeof(*m->ext), ext_cmp);
+	return stage_fill(b, m, err, errlen);
 }
 
-/* One run of granules to the target, GPU to GPU or through the host. */
-static CUresult copy_run(struct backend *b, struct backend_move *m,
-			 CUevent bev[2], uint64_t *chunk, uint64_t first,
-			 uint64_t count)
+/* One run of mapped granules to the target through the host buffers. */
+static CUresult copy_bounce(struct backend *b, struct backend_move *m,
+			    CUevent bev[2], uint64_t *chunk, uint64_t first,
+			    uint64_t count)
 {
 	const struct cuda_sym *cu = &b->cu;
 	CUstream src = b->cur->marker, dst = m->sl->marker;
@@ -557,11 +722,6 @@ static CUresult copy_run(struct backend *b, struct backend_move *m,
 	void *buf;
 	CUresult rc;
 
-	if (m->peer) {
-		if ((rc = use_ctx(b, b->cur->ctx)))
-			return rc;
-		return cu->cuMemcpyDtoDAsync_v2(to, from, len, src);
-	}
 	for (off = 0; off < len; off += c, (*chunk)++) {
 		c = len - off < CUDA_BOUNCE_BYTES ? len - off
 						  : CUDA_BOUNCE_BYTES;
@@ -581,48 +741,173 @@ static CUresult copy_run(struct backend *b, struct backend_move *m,
 	return CUDA_SUCCESS;
 }
 
-/* Every mapped granule to its staging twin. New context current. */
+/*
+ * Every mapped granule to its staging twin: GPU to GPU, pieces spread
+ * over the copy streams (kept granules hold nothing: not copied).
+ */
+static CUresult copy_peer(struct backend *b, struct backend_move *m,
+			  uint64_t *bytes)
+{
+	const struct cuda_sym *cu = &b->cu;
+	CUstream one = b->cur->marker, *st = m->ncopy ? m->copy : &one;
+	uint32_t ns = m->ncopy ? m->ncopy : 1, k = 0, i;
+	uint64_t pos = 0, f, c, off, len, piece;
+	CUdeviceptr from, to;
+	CUresult rc;
+
+	if ((rc = use_ctx(b, b->cur->ctx)))
+		return rc;
+	while (extent_next_run(&b->mem, b->mem.mapped, &pos, b->ngranules, &f,
+			       &c)) {
+		from = b->va + f * b->gran;
+		to = m->stage + f * b->gran;
+		len = c * b->gran;
+		for (off = 0; off < len; off += piece) {
+			piece = len - off < CUDA_COPY_PIECE ? len - off
+							    : CUDA_COPY_PIECE;
+			rc = cu->cuMemcpyDtoDAsync_v2(to + off, from + off,
+						      piece, st[k++ % ns]);
+			if (rc)
+				return rc;
+		}
+		*bytes += len;
+	}
+	for (i = 0; i < ns; i++)
+		if ((rc = cu->cuStreamSynchronize(st[i])))
+			return rc;
+	return CUDA_SUCCESS;
+}
+
+/* Every mapped granule to its staging twin. New context current after. */
 static CUresult commit_copy(struct backend *b, struct backend_move *m,
 			    uint64_t *bytes)
 {
 	const struct cuda_sym *cu = &b->cu;
 	CUevent bev[2] = {NULL, NULL};
-	uint64_t i, j, chunk = 0;
+	uint64_t pos = 0, f, c, chunk = 0;
 	CUresult rc = CUDA_SUCCESS;
+	int i;
 
-	/* the events are recorded on the target's stream: made there */
-	if (!m->peer &&
-	    ((rc = use_ctx(b, m->sl->ctx)) ||
-	     (rc = cu->cuEventCreate(&bev[0], CU_EVENT_DISABLE_TIMING)) ||
-	     (rc = cu->cuEventCreate(&bev[1], CU_EVENT_DISABLE_TIMING))))
+	if (m->peer) {
+		rc = copy_peer(b, m, bytes);
 		goto out;
-	for (i = 0; i < b->ngranules && rc == CUDA_SUCCESS;) {
-		if (!bit(b->mapped, i)) {
-			i++;
+	}
+	/* a fallback found in commit: the buffers were not made ahead */
+	for (i = 0; i < 2 && rc == CUDA_SUCCESS; i++) {
+		if (m->bounce[i])
 			continue;
-		}
-		for (j = i; j < b->ngranules && bit(b->mapped, j); j++)
-			;
-		rc = copy_run(b, m, bev, &chunk, i, j - i);
-		*bytes += (j - i) * b->gran;
-		i = j;
+		rc = cu->cuMemHostAlloc(&m->bounce[i], CUDA_BOUNCE_BYTES,
+					CU_MEMHOSTALLOC_PORTABLE);
+		if (rc)
+			m->bounce[i] = NULL;
+	}
+	/* the events are recorded on the target's stream: made there */
+	if (rc || (rc = use_ctx(b, m->sl->ctx)) ||
+	    (rc = cu->cuEventCreate(&bev[0], CU_EVENT_DISABLE_TIMING)) ||
+	    (rc = cu->cuEventCreate(&bev[1], CU_EVENT_DISABLE_TIMING)))
+		goto out;
+	while (rc == CUDA_SUCCESS &&
+	       extent_next_run(&b->mem, b->mem.mapped, &pos, b->ngranules, &f,
+			       &c)) {
+		rc = copy_bounce(b, m, bev, &chunk, f, c);
+		*bytes += c * b->gran;
 	}
 	if (rc == CUDA_SUCCESS)
 		rc = cu->cuStreamSynchronize(b->cur->marker);
 	if (rc == CUDA_SUCCESS)
 		rc = cu->cuStreamSynchronize(m->sl->marker);
 out:
-	use_ctx(b, m->sl->ctx);
+	(void)use_ctx(b, m->sl->ctx);
 	if (bev[0])
-		cu->cuEventDestroy_v2(bev[0]);
+		(void)cu->cuEventDestroy_v2(bev[0]);
 	if (bev[1])
-		cu->cuEventDestroy_v2(bev[1]);
+		(void)cu->cuEventDestroy_v2(bev[1]);
+	return rc;
+}
+
+/* An event made ahead with these flags (the i-th's first), or NULL. */
+static CUevent take_event(struct backend_move *m, uint32_t i,
+			  unsigned int flags)
+{
+	uint32_t k = i;
+	CUevent ev;
+
+	if (k >= m->npevents || !m->pevents[k].ev ||
+	    m->pevents[k].flags != flags) {
+		for (k = 0; k < m->npevents; k++)
+			if (m->pevents[k].ev && m->pevents[k].flags == flags)
+				break;
+		if (k == m->npevents)
+			return NULL;
+	}
+	ev = m->pevents[k].ev;
+	m->pevents[k].ev = NULL;
+	return ev;
+}
+
+/*
+ * Each module variable's storage in the target context (current) with
+ * its bytes copied over: all read from the source in one pass, written
+ * in another (two waits, not two per variable).
+ */
+static CUresult commit_globals(struct backend *b, struct backend_move *m,
+			       struct move_new *n)
+{
+	const struct cuda_sym *cu = &b->cu;
+	struct backend_library *l;
+	struct cuda_global *g;
+	uint64_t total = 0, off;
+	uint8_t *tmp;
+	CUdeviceptr p;
+	uint32_t i = 0;
+	size_t sz;
+	CUresult rc;
+
+	for (l = b->libs; l; l = l->next) {
+		for (g = l->gvars; g; g = g->next, i++) {
+			rc = cu->cuLibraryGetGlobal(&p, &sz, l->lib, g->name);
+			if (rc)
+				return rc;
+			if (sz < g->bytes)
+				return CUDA_ERROR_INVALID_IMAGE;
+			n->greal[i] = p;
+			total += g->bytes;
+		}
+	}
+	if (!total)
+		return CUDA_SUCCESS;
+	tmp = malloc(total);
+	if (!tmp)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = use_ctx(b, b->cur->ctx);
+	off = 0;
+	for (l = b->libs; rc == CUDA_SUCCESS && l; l = l->next)
+		for (g = l->gvars; rc == CUDA_SUCCESS && g; g = g->next) {
+			rc = cu->cuMemcpyDtoHAsync_v2(tmp + off, g->real,
+						      g->bytes, b->cur->marker);
+			off += g->bytes;
+		}
+	if (rc == CUDA_SUCCESS)
+		rc = cu->cuStreamSynchronize(b->cur->marker);
+	if (rc == CUDA_SUCCESS)
+		rc = use_ctx(b, m->sl->ctx);
+	off = 0;
+	i = 0;
+	for (l = b->libs; rc == CUDA_SUCCESS && l; l = l->next)
+		for (g = l->gvars; rc == CUDA_SUCCESS && g; g = g->next, i++) {
+			rc = cu->cuMemcpyHtoDAsync_v2(n->greal[i], tmp + off,
+						      g->bytes, m->sl->marker);
+			off += g->bytes;
+		}
+	if (rc == CUDA_SUCCESS)
+		rc = cu->cuStreamSynchronize(m->sl->marker);
+	free(tmp);
 	return rc;
 }
 
 /*
- * New streams and events in the target context (current), and each
- * module variable's storage there with its bytes copied over.
+ * Streams and events in the target context (current), taken from those
+ * made in prepare where it can, and the module variables.
  */
 static CUresult commit_objects(struct backend *b, struct backend_move *m,
 			       struct move_new *n)
@@ -632,10 +917,7 @@ static CUresult commit_objects(struct backend *b, struct backend_move *m,
 	struct backend_event *e;
 	struct backend_library *l;
 	struct cuda_global *g;
-	CUdeviceptr p;
 	uint32_t i;
-	size_t sz;
-	void *tmp;
 	CUresult rc;
 
 	n->nstreams = 1;
@@ -652,6 +934,11 @@ static CUresult commit_objects(struct backend *b, struct backend_move *m,
 	if (!n->streams || !n->events || !n->greal)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	for (i = 0; i < n->nstreams; i++) {
+		if (i < m->npstreams && m->pstreams[i]) {
+			n->streams[i] = m->pstreams[i];
+			m->pstreams[i] = NULL;
+			continue;
+		}
 		rc = cu->cuGreenCtxStreamCreate(&n->streams[i], m->sl->green,
 						CU_STREAM_NON_BLOCKING, 0);
 		if (rc) {
@@ -660,47 +947,20 @@ static CUresult commit_objects(struct backend *b, struct backend_move *m,
 		}
 	}
 	for (e = b->events, i = 0; e; e = e->next, i++) {
-		rc = cu->cuEventCreate(&n->events[i], e->flags);
-		if (rc) {
-			n->events[i] = NULL;
-			return rc;
+		n->events[i] = take_event(m, i, e->flags);
+		if (!n->events[i]) {
+			rc = cu->cuEventCreate(&n->events[i], e->flags);
+			if (rc) {
+				n->events[i] = NULL;
+				return rc;
+			}
 		}
 		/* a recorded event stays complete (its time: the move) */
 		if (e->recorded &&
 		    (rc = cu->cuEventRecord(n->events[i], m->sl->marker)))
 			return rc;
 	}
-	i = 0;
-	for (l = b->libs; l; l = l->next) {
-		for (g = l->gvars; g; g = g->next, i++) {
-			rc = cu->cuLibraryGetGlobal(&p, &sz, l->lib, g->name);
-			if (rc)
-				return rc;
-			n->greal[i] = p;
-			if (sz < g->bytes)
-				return CUDA_ERROR_INVALID_IMAGE;
-			tmp = malloc(g->bytes);
-			if (!tmp)
-				return CUDA_ERROR_OUT_OF_MEMORY;
-			rc = use_ctx(b, b->cur->ctx);
-			if (rc == CUDA_SUCCESS)
-				rc = cu->cuMemcpyDtoHAsync_v2(
-					tmp, g->real, g->bytes, b->cur->marker);
-			if (rc == CUDA_SUCCESS)
-				rc = cu->cuStreamSynchronize(b->cur->marker);
-			if (rc == CUDA_SUCCESS)
-				rc = use_ctx(b, m->sl->ctx);
-			if (rc == CUDA_SUCCESS)
-				rc = cu->cuMemcpyHtoDAsync_v2(p, tmp, g->bytes,
-							      m->sl->marker);
-			if (rc == CUDA_SUCCESS)
-				rc = cu->cuStreamSynchronize(m->sl->marker);
-			free(tmp);
-			if (rc)
-				return rc;
-		}
-	}
-	return CUDA_SUCCESS;
+	return commit_globals(b, m, n);
 }
 
 static CUresult window_access(struct backend *b, CUdevice dev, uint64_t first,
@@ -716,84 +976,97 @@ static CUresult window_access(struct backend *b, CUdevice dev, uint64_t first,
 				    &acc, 1);
 }
 
-/* Put the source memory back under the granules below `upto` (undo). */
-static void remap_undo(struct backend *b, struct backend_move *m, uint64_t upto)
+/*
+ * Put the source memory back under the first `upto` extents (their twins
+ * were mapped there), then the source's access on every extent. Best
+ * effort: this is the undo of a failed remap.
+ */
+static void remap_undo(struct backend *b, uint32_t upto)
 {
-	uint64_t i, j;
+	uint64_t pos = 0, f, c;
+	struct extent *e;
+	uint32_t i;
 
-	for (i = 0; i < upto; i++) {
-		if (!bit(b->mapped, i))
-			continue;
-		b->cu.cuMemUnmap(b->va + i * b->gran, b->gran);
-		b->cu.cuMemMap(b->va + i * b->gran, b->gran, 0, b->handles[i],
-			       0);
+	for (i = 0; i < upto && (e = extent_next(&b->mem, &pos)); i++) {
+		CUdeviceptr va = b->va + e->first * b->gran;
+		size_t bytes = e->count * b->gran;
+
+		(void)b->cu.cuMemUnmap(va, bytes);
+		(void)b->cu.cuMemMap(va, bytes, 0,
+				     (CUmemGenericAllocationHandle)e->handle,
+				     0);
 	}
-	for (i = 0; i < upto;) {
-		if (!bit(b->mapped, i)) {
-			i++;
-			continue;
-		}
-		for (j = i; j < upto && bit(b->mapped, j); j++)
-			;
-		window_access(b, b->dev, i, j - i);
-		i = j;
-	}
+	pos = 0;
+	while (extent_next_run(&b->mem, b->mem.backed, &pos, b->ngranules, &f,
+			       &c))
+		(void)window_access(b, b->dev, f, c);
 }
 
 /*
- * Each mapped granule of the window onto the target's memory, then access
- * for the target. On failure everything is put back.
+ * Each extent of the window onto its twin (one cuMemUnmap, one cuMemMap:
+ * exactly what the extent's own cuMemMap mapped), then access for the
+ * target per run of extents. On failure everything is put back.
  */
 static CUresult commit_remap(struct backend *b, struct backend_move *m)
 {
 	const struct cuda_sym *cu = &b->cu;
-	uint64_t i, j;
+	uint64_t pos = 0, f, c;
+	struct extent *e;
+	uint32_t i = 0;
 	CUresult rc = CUDA_SUCCESS;
 
-	for (i = 0; i < b->ngranules; i++) {
-		if (!bit(b->mapped, i))
-			continue;
-		rc = cu->cuMemUnmap(b->va + i * b->gran, b->gran);
+	while ((e = extent_next(&b->mem, &pos))) {
+		CUdeviceptr va = b->va + e->first * b->gran;
+		size_t bytes = e->count * b->gran;
+
+		if (i >= m->next || m->ext[i].id != e->id || !m->ext[i].h) {
+			rc = CUDA_ERROR_ILLEGAL_STATE; /* commit_delta's job */
+			break;
+		}
+		rc = cu->cuMemUnmap(va, bytes);
 		if (rc)
 			break;
-		rc = cu->cuMemMap(b->va + i * b->gran, b->gran, 0, m->h[i], 0);
+		rc = cu->cuMemMap(va, bytes, 0, m->ext[i].h, 0);
 		if (rc) {
-			cu->cuMemMap(b->va + i * b->gran, b->gran, 0,
-				     b->handles[i], 0);
+			(void)cu->cuMemMap(
+				va, bytes, 0,
+				(CUmemGenericAllocationHandle)e->handle, 0);
 			break;
 		}
+		i++;
 	}
 	if (rc) {
-		remap_undo(b, m, i);
-		if (i < b->ngranules && bit(b->mapped, i))
-			window_access(b, b->dev, i, 1);
+		remap_undo(b, i);
 		return rc;
 	}
-	for (i = 0; i < b->ngranules && rc == CUDA_SUCCESS;) {
-		if (!bit(b->mapped, i)) {
-			i++;
-			continue;
-		}
-		for (j = i; j < b->ngranules && bit(b->mapped, j); j++)
-			;
-		rc = window_access(b, m->dev, i, j - i);
-		i = j;
-	}
+	pos = 0;
+	while (rc == CUDA_SUCCESS &&
+	       extent_next_run(&b->mem, b->mem.backed, &pos, b->ngranules, &f,
+			       &c))
+		rc = window_access(b, m->dev, f, c);
 	if (rc)
-		remap_undo(b, m, b->ngranules);
+		remap_undo(b, i);
 	return rc;
 }
 
-/* Nothing below fails: the clients' objects get their new handles. */
+/*
+ * Nothing below fails: the clients' objects get their new handles, the
+ * window's extents their twins' handles. The source's memory (unmapped
+ * now) goes into old[] for resize_reclaim, or is released here when old
+ * is NULL.
+ */
 static void commit_switch(struct backend *b, struct backend_move *m,
-			  struct move_new *n, struct backend_move_info *out)
+			  struct move_new *n, struct backend_move_info *out,
+			  CUmemGenericAllocationHandle *old)
 {
-	struct cuda_slice *old = b->cur, *sl = m->sl;
+	struct cuda_slice *cur = b->cur, *sl = m->sl;
 	struct backend_stream *s;
 	struct backend_event *e;
 	struct backend_library *l;
 	struct cuda_global *g;
 	CUstream *olds = n->streams; /* reused for the old handles */
+	struct extent *x;
+	uint64_t pos = 0;
 	uint32_t i;
 	CUstream t;
 
@@ -808,12 +1081,12 @@ static void commit_switch(struct backend *b, struct backend_move *m,
 		s->slice = sl;
 		olds[i] = t;
 	}
-	old->old = olds;
-	old->nold = n->nstreams;
+	cur->old = olds;
+	cur->nold = n->nstreams;
 	n->streams = NULL;
 	/* events: the old ones are done (drained) */
 	for (e = b->events, i = 0; e; e = e->next, i++) {
-		b->cu.cuEventDestroy_v2(e->event);
+		(void)b->cu.cuEventDestroy_v2(e->event);
 		e->event = n->events[i];
 		n->events[i] = NULL;
 		e->slice->events--;
@@ -831,13 +1104,15 @@ static void commit_switch(struct backend *b, struct backend_move *m,
 				b->aliased++;
 		}
 	}
-	/* memory: the source's is released (its mappings are gone) */
-	for (i = 0; m->cross && i < b->ngranules; i++) {
-		if (!bit(b->mapped, i))
-			continue;
-		b->cu.cuMemRelease(b->handles[i]);
-		b->handles[i] = m->h[i];
-		m->h[i] = 0;
+	/* memory: each extent is its twin now */
+	for (i = 0; m->cross && (x = extent_next(&b->mem, &pos)); i++) {
+		if (old)
+			old[i] = (CUmemGenericAllocationHandle)x->handle;
+		else
+			(void)b->cu.cuMemRelease(
+				(CUmemGenericAllocationHandle)x->handle);
+		x->handle = (uint64_t)m->ext[i].h;
+		m->ext[i].h = 0; /* still mapped in the staging: junk */
 	}
 	sl->id = ++b->slice_ids;
 	cuda_tls_slice = sl->id; /* it is current here */
@@ -848,8 +1123,8 @@ static void commit_switch(struct backend *b, struct backend_move *m,
 	b->cfg.ngroups = m->ngroups;
 	memset(b->cfg.groups, 0, sizeof(b->cfg.groups));
 	memcpy(b->cfg.groups, m->groups, m->ngroups * sizeof(m->groups[0]));
-	old->next = b->retired;
-	b->retired = old;
+	cur->next = b->retired;
+	b->retired = cur;
 	b->nretired++;
 	m->sl = NULL;
 	cuda_read_info(b, m->name, m->uuid);
@@ -857,45 +1132,77 @@ static void commit_switch(struct backend *b, struct backend_move *m,
 	out->peer = (uint32_t)m->peer;
 }
 
-/* The staging reservation goes to resize_reclaim (a commit's leftover). */
-static void commit_junk(struct backend *b, struct backend_move *m)
+/* Unmap a junk's staging mappings and free its reservation and the
+ * source memory it holds. */
+static void junk_free(struct backend *b, struct cuda_move_junk *j)
 {
-	struct cuda_move_junk *j;
+	uint32_t i;
 
-	if (!m->stage_reserved)
-		return;
-	j = calloc(1, sizeof(*j));
+	for (i = 0; i < j->next_ext; i++)
+		(void)b->cu.cuMemUnmap(j->va + j->ext[i].first * j->gran,
+				       j->ext[i].count * j->gran);
+	if (j->va)
+		(void)b->cu.cuMemAddressFree(j->va, j->size);
+	for (i = 0; i < j->nold; i++)
+		(void)b->cu.cuMemRelease(j->old[i]);
+	free(j->ext);
+	free(j->old);
+	free(j);
+}
+
+/*
+ * What a cross-GPU commit leaves goes to resize_reclaim (after the
+ * clients go on): the staging mappings and the source memory (j->old,
+ * filled by commit_switch). j was made before the switch; without it the
+ * staging goes now (slower, nothing leaks).
+ */
+static void commit_junk(struct backend *b, struct backend_move *m,
+			struct cuda_move_junk *j)
+{
+	uint32_t i;
+
 	if (!j) {
-		/* free it now: slower, but nothing leaks */
-		uint64_t i;
-
-		for (i = 0; i < b->ngranules; i++)
-			if (bit(m->staged, i))
-				b->cu.cuMemUnmap(m->stage + i * b->gran,
-						 b->gran);
-		b->cu.cuMemAddressFree(m->stage, b->cfg.va_size);
-		m->stage_reserved = 0;
-		/* the handles are the window's now: nothing left to drop */
-		free(m->staged);
-		m->staged = NULL;
-		m->staged_count = 0;
-		return;
+		for (i = 0; i < m->next; i++)
+			(void)b->cu.cuMemUnmap(stage_va(b, m, &m->ext[i]),
+					       m->ext[i].count * b->gran);
+		(void)b->cu.cuMemAddressFree(m->stage, b->cfg.va_size);
+	} else {
+		j->va = m->stage;
+		j->size = b->cfg.va_size;
+		j->gran = b->gran;
+		j->ext = m->ext; /* all mapped there; handles: the window's */
+		j->next_ext = m->next;
+		m->ext = NULL;
+		j->next = b->junk;
+		b->junk = j;
 	}
-	j->va = m->stage;
-	j->size = b->cfg.va_size;
-	j->ngranules = b->ngranules;
-	j->mapped = m->staged; /* the handles are the window's now */
-	m->staged = NULL;
-	m->staged_count = 0;
+	free(m->ext);
+	m->ext = NULL;
+	m->next = m->cap = 0;
 	m->stage_reserved = 0;
-	j->next = b->junk;
-	b->junk = j;
+}
+
+/* The junk of a cross-GPU commit, made before anything changes. */
+static struct cuda_move_junk *junk_alloc(struct backend *b)
+{
+	struct cuda_move_junk *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->nold = b->mem.count;
+	j->old = calloc(j->nold + 1, sizeof(*j->old));
+	if (!j->old) {
+		free(j);
+		return NULL;
+	}
+	return j;
 }
 
 int cuda_migrate_commit(struct backend *b, struct backend_move *m,
 			struct backend_move_info *out, char *err, size_t errlen)
 {
 	const struct cuda_sym *cu = &b->cu;
+	struct cuda_move_junk *j = NULL;
 	struct move_new n;
 	uint64_t t0 = now_ns(), t1, t2, t3, t4, bytes = 0;
 	CUresult rc = CUDA_SUCCESS;
@@ -924,6 +1231,8 @@ int cuda_migrate_commit(struct backend *b, struct backend_move *m,
 			  "the target context");
 		goto fail;
 	}
+	if (m->cross)
+		j = junk_alloc(b); /* NULL: freed at once instead */
 	t3 = now_ns();
 	if (m->cross && (rc = commit_remap(b, m))) {
 		cuda_fail(cu, rc, err, errlen,
@@ -931,8 +1240,9 @@ int cuda_migrate_commit(struct backend *b, struct backend_move *m,
 		goto fail;
 	}
 	t4 = now_ns();
-	commit_switch(b, m, &n, out);
-	commit_junk(b, m);
+	commit_switch(b, m, &n, out, j ? j->old : NULL);
+	if (m->cross)
+		commit_junk(b, m, j);
 	pthread_mutex_unlock(&b->lock);
 	api_unlock(b);
 	out->bytes = bytes;
@@ -945,8 +1255,12 @@ int cuda_migrate_commit(struct backend *b, struct backend_move *m,
 	cuda_migrate_abort(b, m); /* what is left of it */
 	return CUDA_SUCCESS;
 fail:
+	if (j) {
+		j->nold = 0; /* nothing of the source is in it yet */
+		junk_free(b, j);
+	}
 	new_free(b, &n);
-	cu->cuCtxSetCurrent(b->cur->ctx);
+	(void)cu->cuCtxSetCurrent(b->cur->ctx);
 	cuda_tls_slice = b->cur->id;
 	pthread_mutex_unlock(&b->lock);
 	api_unlock(b);
@@ -959,16 +1273,10 @@ fail:
 void cuda_move_reclaim(struct backend *b)
 {
 	struct cuda_move_junk *j;
-	uint64_t i;
 
 	while ((j = b->junk)) {
 		b->junk = j->next;
-		for (i = 0; i < j->ngranules; i++)
-			if (bit(j->mapped, i))
-				b->cu.cuMemUnmap(j->va + i * b->gran, b->gran);
-		b->cu.cuMemAddressFree(j->va, j->size);
-		free(j->mapped);
-		free(j);
+		junk_free(b, j);
 	}
 }
 
@@ -976,6 +1284,6 @@ void cuda_move_close(struct backend *b)
 {
 	cuda_move_reclaim(b);
 	if (b->alias_va)
-		b->cu.cuMemAddressFree(b->alias_va, CUDA_ALIAS_BYTES);
+		(void)b->cu.cuMemAddressFree(b->alias_va, CUDA_ALIAS_BYTES);
 	b->alias_va = 0;
 }

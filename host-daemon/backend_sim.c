@@ -13,11 +13,15 @@
  *   VGPU_SIM_MEMORY  bytes per GPU, suffix K, M or G allowed (default 16G)
  *
  * Device memory is the vGPU's VA window itself, reserved PROT_NONE at
- * exactly va_base and made read-write granule by granule, so a device
- * pointer is a host pointer here. Kernels are the C twins in kernels/,
- * found by name; execution is in sim_exec.c. Module-scope variables
- * (kernels/sim_globals.c) get zeroed host storage per loaded library,
- * outside the window, as the driver puts them outside it on a GPU.
+ * exactly va_base and made read-write where it is mapped, so a device
+ * pointer is a host pointer here. The physical side is kept as the cuda
+ * backend keeps it (backend_extent.h: an extent per run a mem_map call
+ * backs anew, kept granules after a partial unmap), so CI runs the same
+ * bookkeeping, and a migration moves extent by extent as on a GPU. Kernels are
+ * the C twins in kernels/, found by name; execution is in sim_exec.c.
+ * Module-scope variables (kernels/sim_globals.c) get zeroed host storage per
+ * loaded library, outside the window, as the driver puts them outside it on a
+ * GPU.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,6 +35,7 @@
 #include <cuda.h>
 
 #include "backend.h"
+#include "backend_extent.h"
 #include "sim_exec.h"
 #include "sim_kernel.h"
 
@@ -81,9 +86,8 @@ struct backend {
 	uint64_t va_size;
 	struct sim_exec *x;
 
-	pthread_mutex_t lock; /* the granule bitmap and the library list */
-	uint8_t *mapped;      /* one bit per granule of the window */
-	uint64_t mapped_bytes;
+	pthread_mutex_t lock; /* the extent map and the library list */
+	struct extent_map mem;
 	struct backend_library *libs;
 };
 
@@ -360,8 +364,7 @@ static int sim_open(struct backend **out, const struct vgpu_worker_config *cfg,
 	    sim_check_config(b, err, errlen))
 		goto fail;
 	rc = CUDA_ERROR_OUT_OF_MEMORY;
-	b->mapped = calloc((cfg->va_size / SIM_GRANULE + 7) / 8, 1);
-	if (!b->mapped) {
+	if (extent_map_init(&b->mem, cfg->va_size / SIM_GRANULE)) {
 		snprintf(err, errlen, "sim: out of memory");
 		goto fail;
 	}
@@ -407,7 +410,7 @@ static void sim_close(struct backend *b)
 	}
 	if (b->va)
 		munmap(b->va, b->va_size);
-	free(b->mapped);
+	extent_map_destroy(&b->mem);
 	pthread_mutex_destroy(&b->lock);
 	free(b);
 }
@@ -494,19 +497,6 @@ static uint64_t sim_granularity(struct backend *b)
 	return SIM_GRANULE;
 }
 
-static int bit_get(const uint8_t *bits, uint64_t i)
-{
-	return (bits[i / 8] >> (i % 8)) & 1;
-}
-
-static void bit_put(uint8_t *bits, uint64_t i, int v)
-{
-	if (v)
-		bits[i / 8] |= (uint8_t)(1u << (i % 8));
-	else
-		bits[i / 8] &= (uint8_t) ~(1u << (i % 8));
-}
-
 /* The granule range of [va, va + size), or -1 when it is not a granule
  * aligned range inside the window. */
 static int sim_granules(struct backend *b, uint64_t va, uint64_t size,
@@ -522,21 +512,30 @@ static int sim_granules(struct backend *b, uint64_t va, uint64_t size,
 	return 0;
 }
 
+/*
+ * Map [va, va + size): read-write pages; an extent per run that nothing
+ * backs yet (as the cuda backend's cuMemCreate per run), kept granules
+ * taken back. Refused when the simulated GPU's memory or (kept granules
+ * counted) the quota would be exceeded.
+ */
 static int sim_mem_map(struct backend *b, uint64_t va, uint64_t size)
 {
-	uint64_t first, count, i;
-	int rc = CUDA_SUCCESS;
+	uint64_t first, count, fresh, pos, g, n, mark;
+	uint64_t max = EXTENT_MAX_BYTES / SIM_GRANULE;
+	struct extent *e;
+	int rc = CUDA_SUCCESS, r;
 
 	if (sim_granules(b, va, size, &first, &count))
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&b->lock);
-	for (i = first; i < first + count; i++) {
-		if (bit_get(b->mapped, i)) {
-			rc = CUDA_ERROR_INVALID_VALUE; /* already mapped */
-			goto out;
-		}
+	r = extent_map_check(&b->mem, first, count,
+			     b->cfg.memory_quota / SIM_GRANULE, &fresh);
+	if (r) {
+		rc = r == -EINVAL ? CUDA_ERROR_INVALID_VALUE /* mapped */
+				  : CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
 	}
-	if (size > b->st.memory - b->mapped_bytes) {
+	if ((b->mem.nbacked + fresh) > b->st.memory / SIM_GRANULE) {
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
@@ -544,37 +543,53 @@ static int sim_mem_map(struct backend *b, uint64_t va, uint64_t size)
 		rc = CUDA_ERROR_OUT_OF_MEMORY; /* e.g. too many mappings */
 		goto out;
 	}
-	for (i = first; i < first + count; i++)
-		bit_put(b->mapped, i, 1);
-	b->mapped_bytes += size;
+	mark = b->mem.ids;
+	pos = first;
+	while (extent_next_gap(&b->mem, &pos, first + count, max, &g, &n)) {
+		if (extent_reserve(&b->mem)) {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			break;
+		}
+		extent_add(&b->mem, g, n, 0);
+	}
+	if (rc) {
+		pos = first;
+		while ((e = extent_next(&b->mem, &pos)) &&
+		       e->first < first + count)
+			if (e->id > mark)
+				extent_remove(&b->mem, e);
+		mprotect((void *)(uintptr_t)va, size, PROT_NONE);
+		goto out;
+	}
+	extent_revive(&b->mem, first, count);
 out:
 	pthread_mutex_unlock(&b->lock);
 	return rc;
 }
 
+/*
+ * Unmap [va, va + size): its pages dropped (they read as zeros when mapped
+ * again) and fenced; extents left without a mapped granule are forgotten,
+ * the others keep theirs (counted, as on a GPU).
+ */
 static int sim_mem_unmap(struct backend *b, uint64_t va, uint64_t size)
 {
 	void *p = (void *)(uintptr_t)va;
-	uint64_t first, count, i;
+	uint64_t first, count;
 	int rc = CUDA_SUCCESS;
 
 	if (sim_granules(b, va, size, &first, &count))
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&b->lock);
-	for (i = first; i < first + count; i++) {
-		if (!bit_get(b->mapped, i)) {
-			rc = CUDA_ERROR_INVALID_VALUE; /* not mapped */
-			goto out;
-		}
+	if (!extent_range_mapped(&b->mem, first, count)) {
+		rc = CUDA_ERROR_INVALID_VALUE; /* not mapped */
+		goto out;
 	}
-	/* drop the pages (reads as zeros if mapped again), then fence */
 	if (madvise(p, size, MADV_DONTNEED) || mprotect(p, size, PROT_NONE)) {
 		rc = CUDA_ERROR_UNKNOWN;
 		goto out;
 	}
-	for (i = first; i < first + count; i++)
-		bit_put(b->mapped, i, 0);
-	b->mapped_bytes -= size;
+	extent_unmap(&b->mem, first, count, NULL, NULL);
 out:
 	pthread_mutex_unlock(&b->lock);
 	return rc;
@@ -1005,7 +1020,8 @@ static int sim_launch_op(struct backend *b, struct backend_kernel *k,
 	const struct sim_code code = {k->desc, sim_block_global, k->library};
 
 	if (shared_bytes > (uint32_t)kernel_max_dyn_shared(b, k))
-		return CUDA_ERROR_INVALID_VALUE; /* as CUDA without the opt-in */
+		return CUDA_ERROR_INVALID_VALUE; /* as CUDA without the opt-in
+						  */
 
 	return sim_launch(b->x, s, &code, grid, block, shared_bytes, params);
 }
@@ -1124,8 +1140,10 @@ static int sim_resize(struct backend *b, const uint32_t *groups,
 
 /* ---- migration (another simulated GPU) ------------------------------ */
 
-/* Fresh pages for one run of mapped granules ("the target's memory"). */
+/* Fresh pages for one extent ("the target's memory"), as the cuda
+ * backend makes one target allocation per extent. */
 struct sim_stage {
+	uint64_t id; /* the extent's */
 	uint64_t va, len;
 	void *p; /* MAP_FAILED once used or given back */
 };
@@ -1135,7 +1153,7 @@ struct backend_move {
 	uint32_t gpu, ngroups;
 	uint32_t groups[VGPU_MAX_SM_GROUPS];
 	uint64_t prepare_ns;
-	struct sim_stage *stage;
+	struct sim_stage *stage; /* in address order */
 	uint32_t nstage;
 };
 
@@ -1151,32 +1169,24 @@ static void sim_move_free(struct backend_move *m)
 }
 
 /*
- * Pages for every run mapped now, populated while the clients go on (as
- * the cuda backend allocates the target's memory in prepare). Runs that
- * change before the commit get pages there.
+ * Pages for every extent there is now, populated while the clients go on
+ * (as the cuda backend allocates the target's memory in prepare).
+ * Extents made before the commit get pages there.
  */
 static void sim_move_stage(struct backend *b, struct backend_move *m)
 {
-	uint64_t ngr = b->va_size / SIM_GRANULE, i, j;
-	struct sim_stage *st = NULL, *t;
-	uint32_t n = 0;
+	struct sim_stage *st;
+	struct extent *e;
+	uint64_t pos = 0;
+	uint32_t n = 0, i;
 
 	pthread_mutex_lock(&b->lock);
-	for (i = 0; i < ngr;) {
-		if (!bit_get(b->mapped, i)) {
-			i++;
-			continue;
-		}
-		for (j = i; j < ngr && bit_get(b->mapped, j); j++)
-			;
-		t = realloc(st, (n + 1) * sizeof(*st));
-		if (!t)
-			break;
-		st = t;
-		st[n].va = b->cfg.va_base + i * SIM_GRANULE;
-		st[n].len = (j - i) * SIM_GRANULE;
+	st = calloc(b->mem.count + 1, sizeof(*st));
+	while (st && (e = extent_next(&b->mem, &pos))) {
+		st[n].id = e->id;
+		st[n].va = b->cfg.va_base + e->first * SIM_GRANULE;
+		st[n].len = e->count * SIM_GRANULE;
 		st[n++].p = MAP_FAILED;
-		i = j;
 	}
 	pthread_mutex_unlock(&b->lock);
 	for (i = 0; i < n; i++)
@@ -1185,7 +1195,7 @@ static void sim_move_stage(struct backend *b, struct backend_move *m)
 				       MAP_POPULATE,
 			       -1, 0);
 	m->stage = st;
-	m->nstage = n;
+	m->nstage = st ? n : 0;
 }
 
 static uint64_t sim_now_ns(void)
@@ -1245,12 +1255,13 @@ static int sim_migrate_prepare(struct backend *b, uint32_t gpu,
 	memcpy(b->smids, smids, sizeof(smids));
 	b->nsms = nsms;
 	pthread_mutex_lock(&b->lock);
-	if (gpu != b->cfg.gpu && b->mapped_bytes > b->st.memory) {
+	if (gpu != b->cfg.gpu && b->mem.nbacked * SIM_GRANULE > b->st.memory) {
 		pthread_mutex_unlock(&b->lock);
 		snprintf(err, errlen,
 			 "sim: GPU %u has %" PRIu64
 			 " bytes, the vGPU maps %" PRIu64,
-			 gpu, b->st.memory, b->mapped_bytes);
+			 gpu, b->st.memory,
+			 (uint64_t)(b->mem.nbacked * SIM_GRANULE));
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	pthread_mutex_unlock(&b->lock);
@@ -1270,37 +1281,59 @@ static int sim_migrate_prepare(struct backend *b, uint32_t gpu,
 }
 
 /*
- * Copy one run of mapped memory into fresh pages ("the target GPU's")
- * and put them at the same addresses (mremap over the old ones), as the
- * cuda backend copies to the target and remaps.
+ * Move one extent: its mapped runs copied into fresh pages ("the target
+ * GPU's", made in prepare when the extent was there then: *k walks the
+ * stages, which are in address order as the extents are), and the pages
+ * put at the same addresses (mremap over the old ones), as the cuda
+ * backend copies to the target and maps each extent's twin. Kept
+ * granules hold nothing and stay fenced.
  */
-static int sim_move_run(struct backend_move *m, uint64_t va, uint64_t len,
-			uint64_t *copy_ns, uint64_t *remap_ns)
+static int sim_move_extent(struct backend *b, struct backend_move *m,
+			   const struct extent *e, uint32_t *k, uint64_t *bytes,
+			   uint64_t *copy_ns, uint64_t *remap_ns)
 {
-	uint64_t t0 = sim_now_ns(), t1;
-	void *p = MAP_FAILED;
-	uint32_t k;
+	uint64_t t0 = sim_now_ns(), t1, pos = e->first, f, c, i, j;
+	uint64_t va = b->cfg.va_base + e->first * SIM_GRANULE;
+	uint64_t len = e->count * SIM_GRANULE, end = e->first + e->count;
+	void *p = MAP_FAILED, *q;
 
-	for (k = 0; k < m->nstage; k++) {
-		if (m->stage[k].va == va && m->stage[k].len == len &&
-		    m->stage[k].p != MAP_FAILED) {
-			p = m->stage[k].p; /* made ready in prepare */
-			m->stage[k].p = MAP_FAILED;
-			break;
-		}
+	/* stages of extents gone since prepare are skipped (freed later) */
+	while (*k < m->nstage && m->stage[*k].va < va)
+		(*k)++;
+	if (*k < m->nstage && m->stage[*k].id == e->id &&
+	    m->stage[*k].p != MAP_FAILED) {
+		p = m->stage[*k].p; /* made ready in prepare */
+		m->stage[*k].p = MAP_FAILED;
 	}
 	if (p == MAP_FAILED)
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	memcpy(p, (void *)(uintptr_t)va, len);
+	while (extent_next_run(&b->mem, b->mem.mapped, &pos, end, &f, &c)) {
+		memcpy((char *)p + (f - e->first) * SIM_GRANULE,
+		       (void *)(uintptr_t)(b->cfg.va_base + f * SIM_GRANULE),
+		       c * SIM_GRANULE);
+		*bytes += c * SIM_GRANULE;
+	}
 	t1 = sim_now_ns();
 	*copy_ns += t1 - t0;
 	if (mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
 		   (void *)(uintptr_t)va) == MAP_FAILED) {
 		munmap(p, len);
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	/* the kept granules: dropped and fenced again, as they were */
+	for (i = e->first; i < end; i = j) {
+		for (; i < end && extent_bit(b->mem.mapped, i); i++)
+			;
+		for (j = i; j < end && !extent_bit(b->mem.mapped, j); j++)
+			;
+		q = (void *)(uintptr_t)(b->cfg.va_base + i * SIM_GRANULE);
+		if (j > i &&
+		    (madvise(q, (j - i) * SIM_GRANULE, MADV_DONTNEED) ||
+		     mprotect(q, (j - i) * SIM_GRANULE, PROT_NONE)))
+			return CUDA_ERROR_OUT_OF_MEMORY; /* mappings */
 	}
 	*remap_ns += sim_now_ns() - t1;
 	return CUDA_SUCCESS;
@@ -1310,29 +1343,21 @@ static int sim_migrate_commit(struct backend *b, struct backend_move *m,
 			      struct backend_move_info *out, char *err,
 			      size_t errlen)
 {
-	uint64_t t0 = sim_now_ns(), ngr = b->va_size / SIM_GRANULE, i, j;
+	uint64_t t0 = sim_now_ns(), pos = 0;
 	uint64_t copy_ns = 0, remap_ns = 0, switch_ns = 0, bytes = 0;
 	struct vgpu_worker_config old_cfg;
-	uint32_t old_smids[SIM_MAX_SMS], old_nsms;
+	uint32_t old_smids[SIM_MAX_SMS], old_nsms, k = 0;
+	struct extent *e;
 	int rc = CUDA_SUCCESS;
 
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&b->lock);
-	for (i = 0; m->gpu != b->cfg.gpu && rc == CUDA_SUCCESS && i < ngr;) {
-		if (!bit_get(b->mapped, i)) {
-			i++;
-			continue;
-		}
-		for (j = i; j < ngr && bit_get(b->mapped, j); j++)
-			;
-		rc = sim_move_run(m, b->cfg.va_base + i * SIM_GRANULE,
-				  (j - i) * SIM_GRANULE, &copy_ns, &remap_ns);
-		bytes += (j - i) * SIM_GRANULE;
-		i = j;
-	}
+	while (m->gpu != b->cfg.gpu && rc == CUDA_SUCCESS &&
+	       (e = extent_next(&b->mem, &pos)))
+		rc = sim_move_extent(b, m, e, &k, &bytes, &copy_ns, &remap_ns);
 	pthread_mutex_unlock(&b->lock);
 	if (rc) {
-		/* the runs already moved hold the same bytes: nothing the
+		/* the extents already moved hold the same bytes: nothing the
 		 * clients can see changed */
 		snprintf(err, errlen,
 			 "sim: no memory for a copy of the vGPU's memory");
