@@ -461,6 +461,65 @@ int suballoc_next(const struct suballoc *sa, uint64_t *pos, uint64_t *start,
 	return 0;
 }
 
+/*
+ * Pass the first limit spans of the used blocks to fn, in address order,
+ * as if each block had been allocated after those below it (sa_spans
+ * with nothing above yet): partly covered granules on their own, the
+ * rest in one span per block. So a later free (sa_free_block) unmaps
+ * exactly spans that were mapped, as the driver needs. Stops at fn's
+ * first error when stop_on_error. Returns the spans passed without error;
+ * *rc: the first error (0 for none).
+ */
+static uint64_t sa_walk_spans(const struct suballoc *sa, suballoc_map_fn fn,
+			      void *ctx, uint64_t limit, int stop_on_error,
+			      int *rc)
+{
+	const struct sa_block *b;
+	struct sa_span sp[3];
+	uint64_t lo_end = sa->base, done = 0;
+	int i, n, e;
+
+	*rc = 0;
+	for (b = sa->first; b && done < limit; b = b->next) {
+		if (!b->owner)
+			continue;
+		n = sa_spans(sa, b->start, blk_end(b), lo_end,
+			     sa->base + sa->size, sp);
+		for (i = 0; i < n && done < limit; i++) {
+			e = fn(ctx, sp[i].va, sp[i].len);
+			if (e && !*rc)
+				*rc = e;
+			if (e && stop_on_error)
+				return done;
+			done += !e;
+		}
+		lo_end = blk_end(b);
+	}
+	return done;
+}
+
+int suballoc_map_live(const struct suballoc *sa, suballoc_map_fn map,
+		      suballoc_map_fn unmap, void *ctx)
+{
+	uint64_t mapped;
+	int rc, urc;
+
+	mapped = sa_walk_spans(sa, map, ctx, UINT64_MAX, 1, &rc);
+	if (!rc)
+		return 0;
+	(void)sa_walk_spans(sa, unmap, ctx, mapped, 0, &urc);
+	return sa_cb_error(rc);
+}
+
+int suballoc_unmap_live(const struct suballoc *sa, suballoc_map_fn unmap,
+			void *ctx)
+{
+	int rc;
+
+	(void)sa_walk_spans(sa, unmap, ctx, UINT64_MAX, 0, &rc);
+	return rc ? sa_cb_error(rc) : 0;
+}
+
 /* Free one used block, merge it with free neighbours, unmap granules. */
 static int sa_free_block(struct suballoc *sa, struct sa_block *u)
 {

@@ -80,6 +80,20 @@ int suballoc_next(const struct suballoc *sa, uint64_t *pos, uint64_t *start,
  */
 int suballoc_free(struct suballoc *sa, uint64_t addr, uint32_t owner);
 
+/*
+ * Map every live allocation's granules again (a resume: the table is
+ * kept while the memory was given back), in the spans a later free
+ * unmaps, so that each unmap matches one map; with the callbacks given
+ * (a suspended worker's own ones do nothing). On a map error nothing
+ * stays mapped; returns 0 or the map callback's positive error (-EIO
+ * for a negative one). suballoc_unmap_live undoes it (every span is
+ * tried; the first error is returned). The quota's count is unchanged.
+ */
+int suballoc_map_live(const struct suballoc *sa, suballoc_map_fn map,
+		      suballoc_map_fn unmap, void *ctx);
+int suballoc_unmap_live(const struct suballoc *sa, suballoc_map_fn unmap,
+			void *ctx);
+
 /* Free every allocation of owner. Returns 0 or the first unmap error. */
 int suballoc_free_owner(struct suballoc *sa, uint32_t owner);
 

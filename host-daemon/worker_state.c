@@ -693,14 +693,33 @@ out:
 	return rc;
 }
 
-/* Unmap what resume mapped (a failure after the mapping). */
-static void unmap_runs(struct worker *w, const struct run *runs, size_t n)
+/* The backend's own map and unmap for suballoc_map_live (the worker's
+ * callbacks do nothing while it is suspended). */
+static int resume_map(void *ctx, uint64_t va, uint64_t len)
 {
-	size_t i;
+	struct worker *w = ctx;
 
-	for (i = 0; i < n; i++)
-		w->ops->mem_unmap(w->be, runs[i].start,
-				  runs[i].end - runs[i].start);
+	return w->ops->mem_map(w->be, va, len);
+}
+
+static int resume_unmap(void *ctx, uint64_t va, uint64_t len)
+{
+	struct worker *w = ctx;
+
+	return w->ops->mem_unmap(w->be, va, len);
+}
+
+/* Map the allocations again in the spans their frees will unmap (the
+ * backend unmaps only what one map mapped), or unmap them. */
+static int remap_live(struct worker *w, bool map)
+{
+	int rc;
+
+	pthread_rwlock_rdlock(&w->mem_lock);
+	rc = map ? suballoc_map_live(&w->mem, resume_map, resume_unmap, w)
+		 : suballoc_unmap_live(&w->mem, resume_unmap, w);
+	pthread_rwlock_unlock(&w->mem_lock);
+	return rc;
 }
 
 static void do_resume(struct worker *w, const struct vgpu_ctl_restore *q,
@@ -717,7 +736,8 @@ static void do_resume(struct worker *w, const struct vgpu_ctl_restore *q,
 	uint32_t old_gpu = w->cfg.gpu, old_n = w->cfg.ngroups;
 	uint32_t old_groups[VGPU_MAX_SM_GROUPS];
 	struct run *runs = NULL;
-	size_t nruns = 0, i;
+	size_t nruns = 0;
+	bool mapped = false;
 	int use = fd >= 0 ? fd : st->file_fd, rc;
 
 	memcpy(old_groups, w->cfg.groups, sizeof(old_groups));
@@ -768,19 +788,15 @@ static void do_resume(struct worker *w, const struct vgpu_ctl_restore *q,
 		snprintf(err, sizeof(err), "out of memory");
 		goto undo;
 	}
-	for (i = 0; i < nruns; i++) {
-		rc = w->ops->mem_map(w->be, runs[i].start,
-				     runs[i].end - runs[i].start);
-		if (rc) {
-			snprintf(err, sizeof(err),
-				 "GPU %u lacks the memory to map the vGPU's "
-				 "%.1f MiB (CUDA error %d)",
-				 w->cfg.gpu, bytes / 1048576.0, rc);
-			unmap_runs(w, runs, i);
-			nruns = 0;
-			goto undo;
-		}
+	rc = remap_live(w, true);
+	if (rc) {
+		snprintf(err, sizeof(err),
+			 "GPU %u lacks the memory to map the vGPU's %.1f MiB "
+			 "(CUDA error %d)",
+			 w->cfg.gpu, bytes / 1048576.0, rc);
+		goto undo;
 	}
+	mapped = true;
 	/* pass 2: the contents */
 	rc = apply_file(w, use, runs, nruns, hdr.memory_bytes, err,
 			sizeof(err));
@@ -812,7 +828,8 @@ static void do_resume(struct worker *w, const struct vgpu_ctl_restore *q,
 		close(fd);
 	return;
 undo:
-	unmap_runs(w, runs, nruns);
+	if (mapped)
+		remap_live(w, false);
 	free(runs);
 	if (!slice_is(w, old_gpu, old_groups, old_n) &&
 	    move_slice(w, old_gpu, old_groups, old_n, &back, e2, sizeof(e2)))

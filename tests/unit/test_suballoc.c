@@ -520,6 +520,62 @@ static void suballoc_random_workload_keeps_mapping_consistent(void **state)
 	fixture_free(f);
 }
 
+/*
+ * A resume: everything unmapped behind the table's back, mapped again by
+ * suballoc_map_live; then every allocation freed in an order unlike the
+ * one they were made in, each unmap exactly a range mapped (fake_unmap).
+ * A map failing half way leaves nothing mapped.
+ */
+static void suballoc_map_live_maps_what_frees_unmap(void **state)
+{
+	static const uint64_t sizes[] = {
+		300 * KiB, 5 * MiB,	   1 * MiB, 2 * MiB,
+		64,	   7 * MiB + 4096, 3 * MiB, 100,
+		4 * MiB,   1536 * KiB,	   9 * MiB, 256 * KiB,
+	};
+	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+	struct fixture *f = fixture_new(1ull << 36);
+	uint64_t a[N], mapped;
+	int i, fail_at;
+
+	(void)state;
+	for (i = 0; i < N; i++)
+		a[i] = must_alloc(f, sizes[i], 1);
+	assert_int_equal(suballoc_free(&f->sa, a[3], 1), 0); /* a hole */
+	a[3] = 0;
+	mapped = f->vm.mapped;
+	for (fail_at = 1; fail_at <= 3; fail_at++) {
+		/* suspend: the backend's memory goes, the table stays */
+		assert_int_equal(
+			suballoc_unmap_live(&f->sa, fake_unmap, &f->vm), 0);
+		assert_int_equal(f->vm.nspans, 0);
+		f->vm.maps = 0;
+		f->vm.fail_map_at = fail_at;
+		assert_int_equal(
+			suballoc_map_live(&f->sa, fake_map, fake_unmap, &f->vm),
+			2);
+		assert_int_equal(f->vm.nspans, 0); /* rolled back */
+		f->vm.fail_map_at = 0;
+		assert_int_equal(
+			suballoc_map_live(&f->sa, fake_map, fake_unmap, &f->vm),
+			0);
+		assert_int_equal(f->vm.mapped, mapped);
+		for (i = 0; i < N; i++)
+			if (a[i])
+				assert_true(
+					fake_covers(&f->vm, a[i], sizes[i]));
+	}
+	for (i = N - 1; i >= 0; i -= 2) /* odd ones from the top, then even */
+		if (a[i])
+			assert_int_equal(suballoc_free(&f->sa, a[i], 1), 0);
+	for (i = 0; i < N; i += 2)
+		if (a[i])
+			assert_int_equal(suballoc_free(&f->sa, a[i], 1), 0);
+	assert_int_equal(f->vm.nspans, 0);
+	assert_int_equal(f->vm.mapped, 0);
+	fixture_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -545,6 +601,7 @@ int main(void)
 		cmocka_unit_test(suballoc_init_rejects_bad_windows),
 		cmocka_unit_test(
 			suballoc_random_workload_keeps_mapping_consistent),
+		cmocka_unit_test(suballoc_map_live_maps_what_frees_unmap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
