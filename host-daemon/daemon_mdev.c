@@ -129,15 +129,35 @@ static int type_read(struct daemon *d, uint32_t i, char *err, size_t errlen)
 	return 0;
 }
 
-/* HELLO and the catalogue; -1 with a sentence. */
+/*
+ * HELLO and the catalogue; -1 with a sentence. An older module (its
+ * version from VGPU_MDEV_CTL_VERSION_MIN on) gets HELLO again in its own
+ * version, and vgpud uses only what that version has.
+ */
 static int mdev_hello(struct daemon *d, char *err, size_t errlen)
 {
 	struct daemon_mdev *m = d->mdev;
 	struct vgpu_mdev_hello h = {.version = VGPU_MDEV_CTL_VERSION};
-	uint32_t i;
+	uint32_t i, theirs, said = VGPU_MDEV_CTL_VERSION;
 	int r;
 
 	r = daemon_mdev_ioctl(d, VGPU_MDEV_IOC_HELLO, &h, "HELLO", true);
+	if (r == -EPROTO && h.version >= VGPU_MDEV_CTL_VERSION_MIN &&
+	    h.version < VGPU_MDEV_CTL_VERSION) {
+		theirs = h.version;
+		memset(&h, 0, sizeof(h));
+		h.version = said = theirs;
+		r = daemon_mdev_ioctl(d, VGPU_MDEV_IOC_HELLO, &h, "HELLO",
+				      true);
+		if (!r)
+			daemon_log("mdev: vgpu_mdev.ko speaks control version "
+				   "%u, vgpud %u: a vGPU's BAR0 keeps the "
+				   "composition of its creation (no "
+				   "COMPOSITION); load the module of this "
+				   "vgpu version for more",
+				   theirs, VGPU_MDEV_CTL_VERSION);
+		h.version = theirs;
+	}
 	if (r == -EPROTO && h.version != VGPU_MDEV_CTL_VERSION) {
 		snprintf(err, errlen,
 			 "vgpu_mdev.ko speaks control version %u, vgpud %u: "
@@ -156,6 +176,8 @@ static int mdev_hello(struct daemon *d, char *err, size_t errlen)
 			 h.max_channels);
 		return -1;
 	}
+	/* what both speak: a newer module answers with its own */
+	m->version = h.version < said ? h.version : said;
 	m->ntypes = h.ntypes;
 	for (i = 0; i < m->ntypes; i++)
 		if (type_read(d, i, err, errlen))

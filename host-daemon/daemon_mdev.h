@@ -87,12 +87,18 @@ struct mdev_inst {
 	int64_t bar2_retry;	      /* created, bar2_fd -1: try again then */
 	struct mdev_ratelimit log;    /* its event lines */
 	char why[VGPU_MDEV_TEXT_MAX]; /* a failure to answer with */
+	/* what BAR0 shows as far as vgpud knows: CREATE_DONE's, then each
+	 * COMPOSITION's (its change_count may trail the module's after a
+	 * vgpud restart: the module says so, ESTALE) */
+	struct vgpu_mdev_composition comp;
 	struct mdev_chan chan[VGPU_PCI_MAX_CHANNELS];
 };
 
 struct daemon_mdev {
-	int fd;	   /* /dev/vgpu-ctl */
-	int epoll; /* fd and every channel socket */
+	int fd;		  /* /dev/vgpu-ctl */
+	int epoll;	  /* fd and every channel socket */
+	uint32_t version; /* control version HELLO agreed on; below 3 (an
+			     older module): no COMPOSITION */
 	uint32_t ntypes;
 	struct vgpu_mdev_type_info types[MDEV_MAX_TYPES];
 	int custom; /* index of the custom type, -1 when none */
@@ -150,7 +156,8 @@ void mdev_inst_create(struct daemon *d, const struct vgpu_mdev_event *ev);
 void mdev_inst_remove(struct daemon *d, struct mdev_inst *in);
 /* A pending instance: CREATE_DONE once its vGPU is ready, or a failure. */
 void mdev_inst_answer(struct daemon *d, struct mdev_inst *in, int64_t now);
-/* A created instance: DEVICE_STATE follows its vGPU (ERROR, READY). */
+/* A created instance: BAR0's composition (COMPOSITION) and DEVICE_STATE
+ * follow its vGPU (ERROR, READY). */
 void mdev_inst_state(struct daemon *d, struct mdev_inst *in);
 /* Answer a pending instance with a failure (-errno, a sentence). */
 void mdev_inst_fail(struct daemon *d, struct mdev_inst *in, int status,
@@ -158,6 +165,11 @@ void mdev_inst_fail(struct daemon *d, struct mdev_inst *in, int status,
 /* CLOSE: the session's BAR2 memfd goes, a fresh one to the module
  * (SET_BAR2; the tick tries again when that fails). */
 void mdev_inst_closed(struct daemon *d, struct mdev_inst *in);
+/* v's composition changed (resize, slice move, migration, resume; the
+ * worker's change_count with it): BAR0 of its instance follows now
+ * (COMPOSITION). No instance, or an older module: nothing. */
+void daemon_mdev_vgpu_changed(struct daemon *d, struct daemon_vgpu *v,
+			      uint32_t change_count);
 
 /* ---- daemon_mdev_chan.c ---- */
 /* The guest wrote OPEN / CLOSE to a channel's CTRL (events). */

@@ -12,6 +12,11 @@
  *
  * CREATE_DONE waits for the vGPU's worker to be READY: the tick asks
  * again each turn (mdev_inst_answer), so the loop never blocks on it.
+ *
+ * BAR0 follows the vGPU's composition: the resize, state and migration
+ * code tell us each change with the worker's change_count
+ * (daemon_mdev_vgpu_changed), and the tick sends what changed otherwise
+ * (a new worker placed elsewhere); COMPOSITION either way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +29,7 @@
 #include <unistd.h>
 
 #include "daemon_mdev.h"
+#include "daemon_part.h"
 
 #define BAR2_NAME_PREFIX "vgpu-bar2-"
 
@@ -248,6 +254,105 @@ void mdev_inst_remove(struct daemon *d, struct mdev_inst *in)
 		daemon_vgpu_destroy(d, v, NULL);
 }
 
+/* ---- BAR0's composition ---------------------------------------------- */
+
+/* v's composition as BAR0 shows it; change_count 0. */
+static void comp_of(const struct daemon *d, const struct daemon_vgpu *v,
+		    struct vgpu_mdev_composition *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->sm_count = v->sms;
+	c->gpu_index = v->cfg.gpu;
+	c->memory = v->cfg.memory_quota;
+	c->slice_id = v->cfg.groups[0] << 16 | v->cfg.ngroups;
+	c->isolation =
+		v->cfg.isolation ? VGPU_MDEV_EXCLUSIVE : VGPU_MDEV_SHARED;
+	snprintf(c->gpu_name, sizeof(c->gpu_name), "%s",
+		 d->gpus[v->cfg.gpu].name);
+}
+
+static bool comp_same(const struct vgpu_mdev_composition *a,
+		      const struct vgpu_mdev_composition *b)
+{
+	return a->sm_count == b->sm_count && a->gpu_index == b->gpu_index &&
+	       a->memory == b->memory && a->slice_id == b->slice_id &&
+	       a->isolation == b->isolation &&
+	       !strncmp(a->gpu_name, b->gpu_name, sizeof(a->gpu_name));
+}
+
+/* The worker's change_count as vgpud last heard it (LOAD, RESIZED). */
+static uint32_t worker_count(const struct daemon_vgpu *v)
+{
+	return v->part ? v->part->change_count : 0;
+}
+
+/*
+ * Sends COMPOSITION when v's composition (or the worker's count) is not
+ * what the instance's BAR0 shows. The count is the worker's, or one past
+ * BAR0's when that is not more (a restarted worker counts from 0; BAR0
+ * never goes back). ESTALE: BAR0 shows a count vgpud did not know (it
+ * restarted): once more past that one.
+ */
+static void comp_send(struct daemon *d, struct mdev_inst *in,
+		      const struct daemon_vgpu *v, uint32_t count)
+{
+	struct daemon_mdev *m = d->mdev;
+	struct vgpu_mdev_composition c;
+	char groups[96];
+	int r;
+
+	if (m->version < 3 || !in->created || in->gone || in->pending)
+		return;
+	comp_of(d, v, &c);
+	c.instance = in->id;
+	if (comp_same(&c, &in->comp) && count <= in->comp.change_count)
+		return;
+	c.change_count = count > in->comp.change_count
+				 ? count
+				 : in->comp.change_count + 1;
+	r = daemon_mdev_ioctl(d, VGPU_MDEV_IOC_COMPOSITION, &c, "COMPOSITION",
+			      true);
+	if (r == -ESTALE) {
+		/* the module wrote its count back into c */
+		c.change_count =
+			count > c.change_count ? count : c.change_count + 1;
+		r = daemon_mdev_ioctl(d, VGPU_MDEV_IOC_COMPOSITION, &c,
+				      "COMPOSITION", true);
+	}
+	if (r == -ENOTTY) {
+		daemon_log("mdev: vgpu_mdev.ko has no COMPOSITION: BAR0 keeps "
+			   "each vGPU's composition of its creation");
+		m->version = 2;
+		return;
+	}
+	if (r == -ENOENT)
+		return; /* removed: REMOVE follows */
+	if (r) {
+		mdev_log_limited(&in->log,
+				 "mdev: instance %u (vGPU %s): COMPOSITION: %s",
+				 in->id, v->cfg.name, strerror(-r));
+		return;
+	}
+	in->comp = c;
+	mdev_log_limited(
+		&in->log,
+		"mdev: instance %u (vGPU %s): BAR0 shows %u SMs (groups %s) on "
+		"GPU %u, change %u",
+		in->id, v->cfg.name, c.sm_count,
+		plan_groups_text(v->cfg.groups, v->cfg.ngroups, groups,
+				 sizeof(groups)),
+		c.gpu_index, c.change_count);
+}
+
+void daemon_mdev_vgpu_changed(struct daemon *d, struct daemon_vgpu *v,
+			      uint32_t change_count)
+{
+	struct mdev_inst *in = daemon_mdev_inst_of(d, v);
+
+	if (in)
+		comp_send(d, in, v, change_count);
+}
+
 /* ---- CREATE_DONE ------------------------------------------------------ */
 
 /* A fresh BAR2 memfd: sparse, channels * VGPU_PCI_CHANNEL_STRIDE bytes,
@@ -355,6 +460,7 @@ void mdev_inst_closed(struct daemon *d, struct mdev_inst *in)
 static void create_done(struct daemon *d, struct mdev_inst *in,
 			struct daemon_vgpu *v)
 {
+	struct vgpu_mdev_composition c;
 	struct vgpu_mdev_create_done cd;
 	char u[MDEV_UUID_TEXT];
 	int r;
@@ -369,19 +475,21 @@ static void create_done(struct daemon *d, struct mdev_inst *in,
 		}
 		in->bar2_fd = r;
 	}
+	comp_of(d, v, &c);
+	c.instance = in->id;
+	c.change_count = worker_count(v);
 	memset(&cd, 0, sizeof(cd));
 	cd.instance = in->id;
 	cd.version = VGPU_PROTO_MAJOR << 16 | VGPU_PROTO_MINOR;
 	cd.features = VGPU_FEATURE_NONE;
-	cd.sm_count = v->sms;
-	cd.gpu_index = v->cfg.gpu;
-	cd.memory = v->cfg.memory_quota;
-	cd.slice_id = v->cfg.groups[0] << 16 | v->cfg.ngroups;
-	cd.isolation =
-		v->cfg.isolation ? VGPU_MDEV_EXCLUSIVE : VGPU_MDEV_SHARED;
+	cd.sm_count = c.sm_count;
+	cd.gpu_index = c.gpu_index;
+	cd.memory = c.memory;
+	cd.slice_id = c.slice_id;
+	cd.isolation = c.isolation;
+	cd.change_count = c.change_count;
 	cd.bar2_fd = in->bar2_fd;
-	snprintf(cd.gpu_name, sizeof(cd.gpu_name), "%s",
-		 d->gpus[v->cfg.gpu].name);
+	memcpy(cd.gpu_name, c.gpu_name, sizeof(cd.gpu_name));
 	snprintf(cd.vgpu_name, sizeof(cd.vgpu_name), "%s", v->cfg.name);
 	r = daemon_mdev_ioctl(d, VGPU_MDEV_IOC_CREATE_DONE, &cd, "CREATE_DONE",
 			      true);
@@ -408,6 +516,7 @@ static void create_done(struct daemon *d, struct mdev_inst *in,
 	}
 	in->pending = false;
 	in->created = true;
+	in->comp = c;
 	in->dev_state = VGPU_DEVICE_READY;
 	mdev_uuid_format(in->uuid, u);
 	daemon_log("mdev: instance %u (%s) %s: vGPU %s, %u SMs, %u channels",
@@ -468,6 +577,8 @@ void mdev_inst_state(struct daemon *d, struct mdev_inst *in)
 	if (in->bar2_fd < 0 && daemon_now_ms() >= in->bar2_retry)
 		bar2_supply(d, in);
 	v = daemon_mdev_vgpu(d, in);
+	if (v && daemon_mdev_vgpu_up(v))
+		comp_send(d, in, v, worker_count(v)); /* before READY */
 	want = v && daemon_mdev_vgpu_up(v) ? VGPU_DEVICE_READY
 					   : VGPU_DEVICE_ERROR;
 	if (want == in->dev_state)

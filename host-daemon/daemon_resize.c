@@ -13,10 +13,8 @@
  * free, a vGPU that is not running (starting, restarting after a fault,
  * failed, being destroyed), one resize at a time per vGPU.
  *
- * TODO (the VM path): a vGPU bound to an mdev instance should also get
- * its new composition into BAR0 (VGPU_REG_SM_COUNT, SLICE_ID and
- * CHANGE_COUNT of pci.h). mdev_ctl.h has no ioctl for a change after
- * CREATE_DONE yet; daemon_mdev.c can send one from daemon_resize_done.
+ * A vGPU bound to an mdev instance gets its new composition into BAR0
+ * (COMPOSITION, with the worker's change_count) when the resize is done.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +23,7 @@
 #include <cuda.h>
 
 #include "ctl_msg.h"
+#include "daemon_mdev.h"
 #include "daemon_part.h"
 #include "daemon_state_ops.h"
 #include "daemon_sched.h"
@@ -261,6 +260,7 @@ void daemon_resize_done(struct daemon *d, struct daemon_vgpu *v,
 	p->last_build_us = (uint32_t)(r->build_ns / 1000);
 	p->last_waits = r->waits;
 	d->state_dirty = true;
+	daemon_mdev_vgpu_changed(d, v, r->change_count);
 	daemon_sched_resized(d, v, true);
 	plan_groups_text(p->plan.groups, p->plan.ngroups, groups,
 			 sizeof(groups));

@@ -44,6 +44,7 @@
 #include <cuda.h>
 
 #include "ctl_msg.h"
+#include "daemon_mdev.h"
 #include "daemon_part.h"
 #include "daemon_state_ops.h"
 
@@ -565,6 +566,8 @@ static void apply_done(struct daemon *d, struct daemon_vgpu *v,
 				   m->sms);
 		st->suspended = false;
 		v->state = VGPU_ADMIN_STATE_RUNNING;
+		/* an mdev instance's BAR0 follows (COMPOSITION) */
+		daemon_mdev_vgpu_changed(d, v, r->change_count);
 		break;
 	}
 	d->state_dirty = true;

@@ -90,7 +90,11 @@ struct vgpu_chan {
 	struct vgpu_watch complete;
 };
 
-/* What vgpud composed (CREATE_DONE), shown in BAR0. */
+/*
+ * What vgpud composed (CREATE_DONE, then COMPOSITION), shown in BAR0.
+ * Changed only under vgpu_inst.lock, which every BAR0 read takes: a read
+ * sees all of one composition or all of the next.
+ */
 struct vgpu_compose {
 	u32 version;
 	u32 features;
@@ -202,6 +206,7 @@ struct vgpu_mdev {
 	u32 next_id;
 	struct file *daemon; /* holder of /dev/vgpu-ctl, or NULL */
 	bool hello;	     /* the holder said HELLO */
+	u32 version;	     /* ... with this control version */
 
 	struct vgpu_evq evq;
 	struct vgpu_counters cnt;

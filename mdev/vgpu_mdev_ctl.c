@@ -481,14 +481,17 @@ static long vgpu_ioc_hello(void __user *arg)
 	h.max_channels = VGPU_PCI_MAX_CHANNELS;
 	if (copy_to_user(arg, &h, sizeof(h)))
 		return -EFAULT;
-	if (version != VGPU_MDEV_CTL_VERSION) {
-		pr_warn("vgpu_mdev: vgpud speaks control version %u, the module %u\n",
-			version, VGPU_MDEV_CTL_VERSION);
+	if (version < VGPU_MDEV_CTL_VERSION_MIN ||
+	    version > VGPU_MDEV_CTL_VERSION) {
+		pr_warn("vgpu_mdev: vgpud speaks control version %u, the module %u to %u\n",
+			version, VGPU_MDEV_CTL_VERSION_MIN,
+			VGPU_MDEV_CTL_VERSION);
 		return -EPROTO;
 	}
 
 	mutex_lock(&g->lock);
 	g->hello = true;
+	g->version = version;
 	list_for_each_entry(inst, &g->instances, node) {
 		mutex_lock(&inst->lock);
 		if (!inst->create_pending)
@@ -660,19 +663,66 @@ static int vgpu_create_errno(struct vgpu_inst *inst, s32 status)
 	return -EIO;
 }
 
-static void vgpu_compose_set(struct vgpu_compose *c,
+/* Whether two compositions differ in anything but their change_count. */
+static bool vgpu_compose_differs(const struct vgpu_compose *a,
+				 const struct vgpu_compose *b)
+{
+	return a->version != b->version || a->features != b->features ||
+	       a->sm_count != b->sm_count || a->gpu_index != b->gpu_index ||
+	       a->memory != b->memory || a->slice_id != b->slice_id ||
+	       a->isolation != b->isolation ||
+	       memcmp(a->gpu_name, b->gpu_name, sizeof(a->gpu_name)) ||
+	       memcmp(a->vgpu_name, b->vgpu_name, sizeof(a->vgpu_name));
+}
+
+/*
+ * Shows c in BAR0. The caller holds inst->lock, which BAR0 reads take
+ * too, so no read sees half of it; CHANGE_COUNT goes last all the same.
+ */
+static void vgpu_compose_show(struct vgpu_inst *inst,
+			      const struct vgpu_compose *c)
+{
+	struct vgpu_compose *cur = &inst->comp;
+
+	lockdep_assert_held(&inst->lock);
+	cur->version = c->version;
+	cur->features = c->features;
+	cur->sm_count = c->sm_count;
+	cur->gpu_index = c->gpu_index;
+	cur->memory = c->memory;
+	cur->slice_id = c->slice_id;
+	cur->isolation = c->isolation;
+	memcpy(cur->gpu_name, c->gpu_name, sizeof(cur->gpu_name));
+	memcpy(cur->vgpu_name, c->vgpu_name, sizeof(cur->vgpu_name));
+	WRITE_ONCE(cur->change_count, c->change_count);
+}
+
+/*
+ * CREATE_DONE's composition. A re-attach (EXISTS: a restarted vgpud)
+ * never moves CHANGE_COUNT back: a lower count keeps BAR0's, one more
+ * when the composition differs, so a guest still notices the change.
+ */
+static void vgpu_compose_set(struct vgpu_inst *inst,
 			     const struct vgpu_mdev_create_done *d)
 {
-	c->version = d->version;
-	c->features = d->features;
-	c->sm_count = d->sm_count;
-	c->gpu_index = d->gpu_index;
-	c->memory = d->memory;
-	c->slice_id = d->slice_id;
-	c->isolation = d->isolation;
-	c->change_count = d->change_count;
-	strscpy_pad(c->gpu_name, d->gpu_name, sizeof(c->gpu_name));
-	strscpy_pad(c->vgpu_name, d->vgpu_name, sizeof(c->vgpu_name));
+	struct vgpu_compose c;
+
+	lockdep_assert_held(&inst->lock);
+	memset(&c, 0, sizeof(c));
+	c.version = d->version;
+	c.features = d->features;
+	c.sm_count = d->sm_count;
+	c.gpu_index = d->gpu_index;
+	c.memory = d->memory;
+	c.slice_id = d->slice_id;
+	c.isolation = d->isolation;
+	c.change_count = d->change_count;
+	strscpy_pad(c.gpu_name, d->gpu_name, sizeof(c.gpu_name));
+	strscpy_pad(c.vgpu_name, d->vgpu_name, sizeof(c.vgpu_name));
+	if (inst->composed && c.change_count <= inst->comp.change_count)
+		c.change_count = inst->comp.change_count +
+				 vgpu_compose_differs(&inst->comp, &c);
+	vgpu_compose_show(inst, &c);
 }
 
 /*
@@ -731,7 +781,7 @@ static long vgpu_ioc_create_done(void __user *arg)
 			goto out;
 		}
 		bar2 = NULL;
-		vgpu_compose_set(&inst->comp, d);
+		vgpu_compose_set(inst, d);
 		inst->composed = true;
 		vgpu_dev_state_set(inst, VGPU_DEVICE_READY, 0);
 		if (inst->create_pending)
@@ -754,6 +804,93 @@ out:
 		fput(bar2);
 	kfree(d);
 	return ret;
+}
+
+/* COMPOSITION's fields that need no instance: EINVAL when one is bad. */
+static int vgpu_check_composition(const struct vgpu_mdev_composition *c)
+{
+	if (c->reserved[0] || c->reserved[1] || !c->sm_count)
+		return -EINVAL;
+	if (c->isolation != VGPU_MDEV_SHARED &&
+	    c->isolation != VGPU_MDEV_EXCLUSIVE)
+		return -EINVAL;
+	if (!vgpu_str_ok(c->gpu_name, sizeof(c->gpu_name)))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Applies a checked COMPOSITION to a composed instance. Returns 1 when
+ * BAR0 changed (the guest is to be told), 0 when it already showed this,
+ * -ESTALE (c->change_count set to BAR0's) when the count does not pass
+ * BAR0's, -EINVAL when the isolation is not the type's.
+ */
+static int vgpu_compose_update(struct vgpu_inst *inst,
+			       struct vgpu_mdev_composition *c)
+{
+	struct vgpu_compose next;
+
+	lockdep_assert_held(&inst->lock);
+	if (c->isolation != inst->comp.isolation)
+		return -EINVAL; /* CREATE_DONE's, which is the type's */
+	next = inst->comp;
+	next.sm_count = c->sm_count;
+	next.gpu_index = c->gpu_index;
+	next.memory = c->memory;
+	next.slice_id = c->slice_id;
+	strscpy_pad(next.gpu_name, c->gpu_name, sizeof(next.gpu_name));
+	next.change_count = c->change_count;
+	if (c->change_count == inst->comp.change_count &&
+	    !vgpu_compose_differs(&inst->comp, &next))
+		return 0;
+	if (c->change_count <= inst->comp.change_count) {
+		dev_warn_ratelimited(
+			&inst->mdev->dev,
+			"instance %u: COMPOSITION with change count %u, BAR0 shows %u: refused\n",
+			inst->id, c->change_count, inst->comp.change_count);
+		c->change_count = inst->comp.change_count;
+		return -ESTALE;
+	}
+	vgpu_compose_show(inst, &next);
+	return 1;
+}
+
+/*
+ * COMPOSITION: a composed instance's vGPU changed (resize, move,
+ * migration); BAR0 follows at once and the guest gets the device
+ * interrupt. See mdev_ctl.h for the rules.
+ */
+static long vgpu_ioc_composition(void __user *arg)
+{
+	struct vgpu_mdev *g = &vgpu_mdev;
+	struct vgpu_mdev_composition c;
+	struct vgpu_inst *inst;
+	long ret;
+
+	if (copy_from_user(&c, arg, sizeof(c)))
+		return -EFAULT;
+	ret = vgpu_check_composition(&c);
+	if (ret)
+		return ret;
+
+	mutex_lock(&g->lock);
+	inst = vgpu_inst_find(c.instance);
+	if (!inst) {
+		mutex_unlock(&g->lock);
+		return -ENOENT;
+	}
+	mutex_lock(&inst->lock);
+	if (inst->create_pending || !inst->composed)
+		ret = -EINVAL; /* CREATE_DONE brings the first one */
+	else
+		ret = vgpu_compose_update(inst, &c);
+	mutex_unlock(&inst->lock);
+	if (ret > 0)
+		vgpu_irq_raise(inst, VGPU_IRQ_DEVICE);
+	mutex_unlock(&g->lock);
+	if (ret == -ESTALE && copy_to_user(arg, &c, sizeof(c)))
+		return -EFAULT;
+	return ret < 0 ? ret : 0;
 }
 
 /*
@@ -989,6 +1126,7 @@ static long vgpu_ctl_ioctl(struct file *file, unsigned int cmd,
 			   unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
+	u32 version;
 	bool hello;
 
 	if (cmd == VGPU_MDEV_IOC_HELLO)
@@ -996,6 +1134,7 @@ static long vgpu_ctl_ioctl(struct file *file, unsigned int cmd,
 
 	mutex_lock(&vgpu_mdev.lock);
 	hello = vgpu_mdev.hello;
+	version = vgpu_mdev.version;
 	mutex_unlock(&vgpu_mdev.lock);
 	if (!hello)
 		return -EPROTO; /* HELLO first */
@@ -1017,6 +1156,9 @@ static long vgpu_ctl_ioctl(struct file *file, unsigned int cmd,
 		return vgpu_ioc_set_bar2(uarg);
 	case VGPU_MDEV_IOC_GET_BAR2:
 		return vgpu_ioc_get_bar2(uarg);
+	case VGPU_MDEV_IOC_COMPOSITION:
+		/* not in the version the daemon said it speaks */
+		return version >= 3 ? vgpu_ioc_composition(uarg) : -ENOTTY;
 	}
 	return -ENOTTY;
 }
@@ -1036,6 +1178,7 @@ static int vgpu_ctl_open(struct inode *inode, struct file *file)
 	} else {
 		g->daemon = file;
 		g->hello = false;
+		g->version = 0;
 		vgpu_evq_attach(true);
 	}
 	mutex_unlock(&g->lock);
@@ -1059,6 +1202,7 @@ static int vgpu_ctl_release(struct inode *inode, struct file *file)
 	vgpu_evq_attach(false);
 	g->daemon = NULL;
 	g->hello = false;
+	g->version = 0;
 	for (i = 0; i < vgpu_ntypes; i++)
 		vgpu_type_reset_available(&vgpu_types[i]);
 	list_for_each_entry_safe(inst, next, &g->instances, node)

@@ -21,6 +21,14 @@
  * that says DEAD, a scratch page elsewhere), so a client still spinning
  * on its ring sees a dead ring instead of someone else's BAR or SIGBUS.
  *
+ * Composition changes. The host changes BAR0's composition registers as
+ * one (a resize, a move, a migration), CHANGE_COUNT last, and raises the
+ * device interrupt. sysfs reads the registers at each read; the handler
+ * compares CHANGE_COUNT with the last it saw and, when it moved, wakes
+ * poll() on the change_count attribute (sysfs_notify: POLLPRI). A reader
+ * of several registers (VGPU_GUEST_IOC_INFO) reads CHANGE_COUNT before
+ * and after them and reads again when it moved.
+ *
  * Locks: vd->lock (mutex) guards channel ownership; vd->hw_lock (rwsem)
  * guards every process-context BAR access against removal (readers check
  * vd->gone; remove() takes it for writing once to set gone). The interrupt
@@ -42,6 +50,7 @@
 #include <linux/poll.h>
 #include <linux/rwsem.h>
 #include <linux/slab.h>
+#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <asm/unaligned.h>
@@ -63,6 +72,8 @@
 #define VGPU_GUEST_CLOSE_TIMEOUT_MS VGPU_GUEST_OPEN_TIMEOUT_MS
 /* waits re-read the state register this often even without interrupts */
 #define VGPU_GUEST_WAIT_SLICE (HZ / 10)
+/* reads of a consistent composition before taking what the last one saw */
+#define VGPU_GUEST_COMP_TRIES 4
 
 #define VGPU_BAR_REGS  0
 #define VGPU_BAR_RINGS 2
@@ -93,6 +104,8 @@ struct vgpu_dev {
 	u32 nchannels;		    /* windows in BAR2, read at probe */
 	u32 stride;		    /* bytes per window */
 	u32 irq_mask;		    /* IRQ_STATUS bits that exist */
+	u32 change_seen;	    /* CHANGE_COUNT the IRQ handler saw last */
+	struct kernfs_node *change_kn; /* sysfs change_count, for poll() */
 
 	struct rw_semaphore hw_lock; /* BAR access against removal */
 	bool gone;		     /* remove() began: no BAR access */
@@ -418,6 +431,25 @@ static void vgpu_chan_irq(struct vgpu_dev *vd, unsigned int ch, bool dev_error)
 }
 
 /*
+ * A device interrupt may say the composition changed (a resize, a
+ * migration): when CHANGE_COUNT moved, poll() on sysfs change_count
+ * wakes. kernfs_notify may be called from any context; the node is held
+ * from probe until after free_irq().
+ */
+static void vgpu_irq_composition(struct vgpu_dev *vd)
+{
+	u32 count = vgpu_rd(vd, VGPU_REG_CHANGE_COUNT);
+	struct kernfs_node *kn;
+
+	if (count == vd->change_seen || count == U32_MAX)
+		return;
+	vd->change_seen = count;
+	kn = READ_ONCE(vd->change_kn);
+	if (kn)
+		sysfs_notify_dirent(kn);
+}
+
+/*
  * MSI or INTx (shared). Reads and clears IRQ_STATUS (write 1 to clear);
  * the device bit means any state may have changed: every channel looks.
  */
@@ -439,6 +471,7 @@ static irqreturn_t vgpu_irq(int irq, void *data)
 		chans = vd->irq_mask & ~VGPU_IRQ_DEVICE;
 		dev_error =
 			vgpu_rd(vd, VGPU_REG_DEVICE_STATE) == VGPU_DEVICE_ERROR;
+		vgpu_irq_composition(vd);
 	}
 	while (chans) {
 		vgpu_chan_irq(vd, __ffs(chans), dev_error);
@@ -594,6 +627,29 @@ static __poll_t vgpu_fop_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
+/*
+ * The composition from BAR0, all of one: CHANGE_COUNT before and after
+ * the other registers agree (the host changes them together, the count
+ * last), or the last of VGPU_GUEST_COMP_TRIES reads. hw held.
+ */
+static void vgpu_rd_info(struct vgpu_dev *vd, struct vgpu_guest_info *info)
+{
+	int tries = VGPU_GUEST_COMP_TRIES;
+	u32 count;
+
+	do {
+		count = vgpu_rd(vd, VGPU_REG_CHANGE_COUNT);
+		info->version = vgpu_rd(vd, VGPU_REG_VERSION);
+		info->memory = vgpu_rd_memory(vd);
+		info->sm_count = vgpu_rd(vd, VGPU_REG_SM_COUNT);
+		info->gpu_index = vgpu_rd(vd, VGPU_REG_GPU_INDEX);
+		info->slice_id = vgpu_rd(vd, VGPU_REG_SLICE_ID);
+		vgpu_rd_string(vd, VGPU_REG_GPU_NAME, info->gpu_name);
+		vgpu_rd_string(vd, VGPU_REG_VGPU_NAME, info->vgpu_name);
+		info->change_count = vgpu_rd(vd, VGPU_REG_CHANGE_COUNT);
+	} while (info->change_count != count && --tries);
+}
+
 /* VGPU_GUEST_IOC_INFO: the composition, read from BAR0 now. */
 static long vgpu_fop_ioctl(struct file *file, unsigned int cmd,
 			   unsigned long arg)
@@ -610,14 +666,7 @@ static long vgpu_fop_ioctl(struct file *file, unsigned int cmd,
 	ret = vgpu_hw_get(vd);
 	if (ret)
 		return ret;
-	info.version = vgpu_rd(vd, VGPU_REG_VERSION);
-	info.memory = vgpu_rd_memory(vd);
-	info.sm_count = vgpu_rd(vd, VGPU_REG_SM_COUNT);
-	info.change_count = vgpu_rd(vd, VGPU_REG_CHANGE_COUNT);
-	info.gpu_index = vgpu_rd(vd, VGPU_REG_GPU_INDEX);
-	info.slice_id = vgpu_rd(vd, VGPU_REG_SLICE_ID);
-	vgpu_rd_string(vd, VGPU_REG_GPU_NAME, info.gpu_name);
-	vgpu_rd_string(vd, VGPU_REG_VGPU_NAME, info.vgpu_name);
+	vgpu_rd_info(vd, &info);
 	vgpu_hw_put(vd);
 	info.channel = f->ch;
 	info.ring_size = vd->stride;
@@ -1012,6 +1061,7 @@ static int vgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	snprintf(vd->irq_name, sizeof(vd->irq_name), "vgpu%d", vd->minor);
 	/* nothing from before this driver may look like ours */
 	vgpu_wr(vd, VGPU_REG_IRQ_STATUS, vd->irq_mask);
+	vd->change_seen = vgpu_rd(vd, VGPU_REG_CHANGE_COUNT);
 	vd->irq = pci_irq_vector(pdev, 0);
 	ret = request_irq(vd->irq, vgpu_irq, IRQF_SHARED, vd->irq_name, vd);
 	if (ret)
@@ -1029,6 +1079,9 @@ static int vgpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = cdev_device_add(&vd->cdev, &vd->dev);
 	if (ret)
 		goto err_irq;
+	/* NULL only means no poll() wakeups: the attribute reads as ever */
+	WRITE_ONCE(vd->change_kn,
+		   sysfs_get_dirent(vd->dev.kobj.sd, "change_count"));
 	pci_set_drvdata(pdev, vd);
 	pci_info(pdev, "%s: %u channels of %u MiB, protocol %u.%u, %s\n",
 		 dev_name(&vd->dev), vd->nchannels, vd->stride >> 20,
@@ -1067,8 +1120,10 @@ err_put:
 static void vgpu_remove(struct pci_dev *pdev)
 {
 	struct vgpu_dev *vd = pci_get_drvdata(pdev);
+	struct kernfs_node *kn = vd->change_kn;
 	unsigned int i;
 
+	WRITE_ONCE(vd->change_kn, NULL); /* put once the handler is gone */
 	cdev_device_del(&vd->cdev, &vd->dev);
 
 	/* let the host free what the open files held while it still can */
@@ -1084,6 +1139,8 @@ static void vgpu_remove(struct pci_dev *pdev)
 	up_write(&vd->hw_lock);
 	free_irq(vd->irq, vd);
 	pci_free_irq_vectors(pdev);
+	if (kn)
+		sysfs_put(kn);
 
 	mutex_lock(&vd->lock);
 	for (i = 0; i < VGPU_PCI_MAX_CHANNELS; i++) {

@@ -25,7 +25,12 @@
  *
  * sysfs, /sys/class/vgpu/vgpuN/: sms, memory (bytes), gpu, vgpu_name,
  * slice, isolation, protocol_version ("1.3"), change_count, channels,
- * state (starting, ready, error).
+ * state (starting, ready, error). Each read reads the device now, so a
+ * resize, move or migration on the host shows at once. change_count
+ * grows with each change of the composition; poll() on it (read it, then
+ * poll for POLLPRI | POLLERR, then read it again from offset 0) wakes when
+ * it moved (the device interrupt, sysfs_notify). VGPU_GUEST_IOC_INFO reads
+ * all of one composition (change_count before and after agree).
  */
 #ifndef VGPU_GUEST_UAPI_H
 #define VGPU_GUEST_UAPI_H

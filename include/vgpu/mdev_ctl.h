@@ -6,9 +6,12 @@
  * Only one process (vgpud, root: CAP_SYS_ADMIN) may hold the device open;
  * a second open gets EBUSY. The daemon:
  *
- *   1. VGPU_MDEV_IOC_HELLO (versions must match), then VGPU_MDEV_IOC_GET_TYPE
- *      for each type of the fixed catalogue, and VGPU_MDEV_IOC_SET_AVAILABLE
- *      whenever what it could compose changes (free SM groups, memory).
+ *   1. VGPU_MDEV_IOC_HELLO (the module takes any version from
+ *      VGPU_MDEV_CTL_VERSION_MIN up to its own; a daemon that said an older
+ *      one uses only that version's ioctls, newer ones get ENOTTY), then
+ *      VGPU_MDEV_IOC_GET_TYPE for each type of the fixed catalogue, and
+ *      VGPU_MDEV_IOC_SET_AVAILABLE whenever what it could compose changes
+ *      (free SM groups, memory).
  *   2. read()s struct vgpu_mdev_event records (poll: POLLIN), and answers:
  *      CREATE           -> CREATE_DONE (status 0, or -errno and a message;
  *                          the sysfs create that caused it waits for this,
@@ -29,6 +32,8 @@
  *      EXISTS           -> CREATE_DONE again (a restarted daemon re-attaches)
  *                          with the memfd GET_BAR2 returns (the one the VM
  *                          has mapped), or a new one when it says ENODATA
+ *      and, with no event, COMPOSITION after each change of a composed
+ *      instance's vGPU (resize, slice move, migration, resume elsewhere).
  *   3. When it closes the device (or dies), every instance goes to
  *      VGPU_DEVICE_ERROR (the guest gets an interrupt), its channels to
  *      VGPU_CHAN_FAILED, and their eventfds are dropped. The next daemon's
@@ -44,8 +49,10 @@
 #include <linux/types.h>
 
 #define VGPU_MDEV_CTL_NAME "vgpu-ctl" /* /dev/vgpu-ctl */
-#define VGPU_MDEV_CTL_VERSION                                                  \
-	2 /* 2: SET_BAR2, GET_BAR2, a fresh BAR2 per VFIO session */
+/* Control versions: 2 SET_BAR2, GET_BAR2, a fresh BAR2 per VFIO session;
+ * 3 COMPOSITION. */
+#define VGPU_MDEV_CTL_VERSION	   3
+#define VGPU_MDEV_CTL_VERSION_MIN  2 /* the oldest HELLO a module takes */
 #define VGPU_MDEV_CREATE_TIMEOUT_S 30
 #define VGPU_MDEV_BAR2_WAIT_S	   5
 #define VGPU_MDEV_TEXT_MAX	   256
@@ -75,7 +82,9 @@ struct vgpu_mdev_event {
 };
 
 struct vgpu_mdev_hello {
-	__u32 version;	    /* in: VGPU_MDEV_CTL_VERSION; out: the module's */
+	__u32 version;	    /* in: the daemon's (VGPU_MDEV_CTL_VERSION, or
+			       an older one for an older module); out: the
+			       module's; EPROTO outside its range */
 	__u32 ntypes;	    /* out: entries in the type catalogue */
 	__u32 max_channels; /* out: VGPU_PCI_MAX_CHANNELS */
 	__u32 reserved;
@@ -170,6 +179,31 @@ struct vgpu_mdev_bar2 {
 	__s32 fd;
 };
 
+/*
+ * COMPOSITION (version 3): the vGPU of a composed instance changed (a
+ * resize, a slice move, a migration, a resume elsewhere); its composition
+ * now, for BAR0. Checked as CREATE_DONE's fields (strings NUL-terminated,
+ * isolation 1 or 2 and the type's, reserved 0) and sm_count > 0: else
+ * EINVAL; a stale id: ENOENT; before a CREATE_DONE of status 0: EINVAL.
+ * change_count must pass the one BAR0 shows: lower, or equal with other
+ * values, is ESTALE, and change_count comes back as BAR0's (equal with the
+ * same values changes nothing: 0). The registers change as one under the
+ * lock every BAR0 access takes (a read sees all old or all new values),
+ * CHANGE_COUNT last, and the device interrupt is raised (VGPU_IRQ_DEVICE),
+ * so a guest reads CHANGE_COUNT, the registers, then CHANGE_COUNT again.
+ */
+struct vgpu_mdev_composition {
+	__u32 instance;
+	__u32 change_count; /* in: the worker's; out (ESTALE): BAR0's */
+	__u32 sm_count;
+	__u32 gpu_index;
+	__u64 memory;
+	__u32 slice_id;
+	__u32 isolation;
+	__u32 reserved[2];
+	char gpu_name[64];
+};
+
 #define VGPU_MDEV_IOC_MAGIC 'V'
 #define VGPU_MDEV_IOC_HELLO                                                    \
 	_IOWR(VGPU_MDEV_IOC_MAGIC, 0, struct vgpu_mdev_hello)
@@ -189,5 +223,7 @@ struct vgpu_mdev_bar2 {
 	_IOW(VGPU_MDEV_IOC_MAGIC, 7, struct vgpu_mdev_bar2)
 #define VGPU_MDEV_IOC_GET_BAR2                                                 \
 	_IOWR(VGPU_MDEV_IOC_MAGIC, 8, struct vgpu_mdev_bar2)
+#define VGPU_MDEV_IOC_COMPOSITION                                              \
+	_IOWR(VGPU_MDEV_IOC_MAGIC, 9, struct vgpu_mdev_composition)
 
 #endif /* VGPU_MDEV_CTL_H */

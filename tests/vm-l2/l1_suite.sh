@@ -5,9 +5,10 @@
 # to an mdev instance (vgpu-admin create -f BP --mdev UUID); the local
 # transport's round trip is measured here; then QEMU boots the L2 guest
 # with the instance as a vfio-pci device and runs the L2 tests there
-# (l2_pci, l2_programs, l2_hostile, l2_rtt, l2_unplug); their TAP lines
-# come back here as "l2 SCRIPT: ..." results. When L2 asks for it
-# ("vgpu-l2: unplug-now") the QEMU monitor unplugs the device. Afterwards
+# (l2_pci, l2_programs, l2_hostile, l2_rtt, l2_resize, l2_unplug); their
+# TAP lines come back here as "l2 SCRIPT: ..." results. When L2 asks for
+# it, L1 resizes the vGPU ("vgpu-l2: resize-now N": vgpu-admin resize) or
+# the QEMU monitor unplugs the device ("vgpu-l2: unplug-now"). Afterwards
 # the vGPU still serves a local client, and L1's kernel log is clean.
 #
 # L2 runs under nested KVM (L1's kvm_amd) unless L2_ACCEL=tcg or there is
@@ -25,9 +26,11 @@
 NAME=l2gpu
 SMS=16
 MEMORY=1073741824
-L2_TESTS=${L2_TESTS:-l2_pci.sh l2_programs.sh l2_hostile.sh l2_rtt.sh l2_unplug.sh}
+RESIZE_SMS=24
+L2_TESTS=${L2_TESTS:-l2_pci.sh l2_programs.sh l2_hostile.sh l2_rtt.sh l2_resize.sh l2_unplug.sh}
 L2_RUN=$TMP/l2
 UNPLUGGED=
+RESIZED=
 
 # local_client PROGRAM ARGS: a program on the vGPU through the local
 # transport (vgpud's client socket), as on the host
@@ -46,6 +49,28 @@ unplug_hook()
 	UNPLUGGED=$(l2_uptime)
 	l2_monitor "$1" "device_del vgpu0"
 	echo "# L1: device_del vgpu0 sent to QEMU at $UNPLUGGED s"
+}
+
+# The monitor hook's other half: resize the vGPU once L2 asks for it
+# (l2_resize.sh); vgpu-admin's answer lands in $TMP/resize.{out,rc}.
+resize_hook()
+{
+	local n
+	[ -z "$RESIZED" ] || return 0
+	l2_has "$1" 'vgpu-l2: resize-now [0-9]+$' || return 0
+	n=$(tr -d '\r' <"$1/console" |
+		sed -n 's/.*vgpu-l2: resize-now \([0-9]*\)$/\1/p' | head -n 1)
+	RESIZED=$(l2_uptime)
+	echo 1 >"$TMP/resize.rc"
+	vadmin resize "$NAME" --sms "$n" >"$TMP/resize.out" 2>&1
+	echo $? >"$TMP/resize.rc"
+	echo "# L1: vgpu-admin resize $NAME --sms $n at $RESIZED s (status $(cat "$TMP/resize.rc"))"
+}
+
+l1_hooks()
+{
+	resize_hook "$1"
+	unplug_hook "$1"
 }
 
 # Re-emits L2's TAP lines (numbered by its run.sh) as our results, and
@@ -97,15 +122,17 @@ if [ "$accel" = tcg ] && [ "${L2_ACCEL:-auto}" != tcg ]; then
 	echo "# L1: no usable /dev/kvm after kvm_amd: L2 runs under TCG"
 fi
 cmd="export L2_EXPECT_SMS=$SMS L2_EXPECT_MEMORY=$MEMORY L2_EXPECT_NAME=$NAME
+export L2_RESIZE_SMS=$RESIZE_SMS
 export L2_RTT_ITERS=${L2_RTT_ITERS:-1000}
 sh /vgpu/tests/run.sh $L2_TESTS"
 attempt=0
 while :; do
 	attempt=$((attempt + 1))
 	UNPLUGGED=
+	RESIZED=
 	l2_start "$L2_RUN" "$accel" "$cmd" "$uuid"
 	rc=0
-	l2_follow "$L2_RUN" unplug_hook || rc=$?
+	l2_follow "$L2_RUN" l1_hooks || rc=$?
 	[ "$rc" -ne 0 ] || break
 	echo "# L1: L2 run $attempt under $accel failed: $(cat "$L2_RUN/why")"
 	relay "$L2_RUN/console" | sed 's/^/# (failed run) /'
@@ -128,6 +155,11 @@ if [ "$rc" -eq 0 ]; then
 	sed 's/^/# qemu: /' "$L2_RUN/qemu.log"
 else
 	not_ok "L2 ($accel) runs its tests ($attempt runs; the last: $(cat "$L2_RUN/why"))"
+fi
+if echo " $L2_TESTS " | grep -q ' l2_resize.sh '; then
+	check "L1 resized the vGPU to $RESIZE_SMS SMs while L2 ran" \
+		test "$(cat "$TMP/resize.rc" 2>/dev/null)" = 0
+	sed 's/^/# vgpu-admin: /' "$TMP/resize.out" 2>/dev/null
 fi
 if echo " $L2_TESTS " | grep -q ' l2_unplug.sh '; then
 	check "QEMU got the unplug request from L2" test -n "$UNPLUGGED"

@@ -14,6 +14,10 @@
  *             rings the doorbell again and exits without close()
  *   channels  opens the device until an open fails: prints
  *             "channels: N open, then EBUSY" (a leak shows as fewer)
+ *   watch     l2_ring watch ATTR SECONDS: poll() on a sysfs attribute
+ *             (the device's change_count) until it is notified; prints
+ *             "watch: FROM -> TO after S s" (0), or that nothing woke it
+ *             in SECONDS (1)
  *
  * Prints what it saw; exits 0 when the device behaved as described, 1 when
  * it did not, 2 on a usage error. Every wait is bounded (WAIT_S).
@@ -318,6 +322,50 @@ static int mode_channels(const char *dev)
 	return err == EBUSY ? 0 : 1;
 }
 
+/* The attribute's text from its start (sysfs: one value, a newline). */
+static int attr_read(int fd, char *buf, size_t len)
+{
+	ssize_t n = pread(fd, buf, len - 1, 0);
+
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/*
+ * Waits for a sysfs_notify on attr as a guest program would: read it
+ * once (poll() reports only notifications after a read), then poll for
+ * POLLPRI | POLLERR, then read it again.
+ */
+static int mode_watch(const char *attr, int secs)
+{
+	struct pollfd p = {.events = POLLPRI | POLLERR};
+	char before[64], after[64];
+	double t0;
+	int n;
+
+	p.fd = open(attr, O_RDONLY | O_CLOEXEC);
+	if (p.fd < 0 || attr_read(p.fd, before, sizeof(before)) < 0) {
+		printf("watch: %s: %s\n", attr, strerror(errno));
+		return 1;
+	}
+	printf("watch: %s is %s; waiting\n", attr, before);
+	t0 = now();
+	n = poll(&p, 1, secs * 1000);
+	if (n <= 0 || attr_read(p.fd, after, sizeof(after)) < 0) {
+		printf("watch: nothing woke poll() in %d s (%s)\n", secs,
+		       n < 0 ? strerror(errno) : "timeout");
+		close(p.fd);
+		return 1;
+	}
+	printf("watch: %s -> %s after %.2f s (revents 0x%x)\n", before, after,
+	       now() - t0, p.revents);
+	close(p.fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -327,10 +375,13 @@ int main(int argc, char **argv)
 	int rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(mode, "watch") && argc == 4)
+		return mode_watch(argv[2], atoi(argv[3]));
 	if (strcmp(mode, "nop") && strcmp(mode, "garbage") &&
 	    strcmp(mode, "unmap") && strcmp(mode, "channels")) {
 		fprintf(stderr,
-			"usage: %s nop|garbage|unmap|channels [DEVICE] [N]\n",
+			"usage: %s nop|garbage|unmap|channels [DEVICE] [N], "
+			"watch ATTR SECONDS\n",
 			argv[0]);
 		return 2;
 	}

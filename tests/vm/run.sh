@@ -10,7 +10,7 @@
 # 1 if anything failed.
 cd "$(dirname "$0")" || exit 1
 [ $# -gt 0 ] || set -- module.sh mdev_types.sh ctl.sh mdev_create.sh \
-	vfio.sh hostile.sh daemon.sh health.sh
+	vfio.sh resize.sh hostile.sh daemon.sh health.sh
 
 echo "TAP version 13"
 for s in "$@"; do

@@ -6,9 +6,11 @@
  * kernel-internal status codes), the BAR2 memfd per VFIO session
  * (SET_BAR2, GET_BAR2, the open that waits for a fresh one, EBUSY for
  * another memfd while open, the past user's mapping), mremap of BAR2,
- * the event queue's share per instance, and a removal's ERROR that a
- * READY does not undo. TYPE4 and TYPE8 are catalogue types (sysfs names)
- * of 4 and 8 channels.
+ * the event queue's share per instance, a removal's ERROR that a
+ * READY does not undo, HELLO's version range, and COMPOSITION (hostile
+ * input refused with nothing changed; a good one changes BAR0 at once and
+ * interrupts the VFIO user; CHANGE_COUNT never goes back). TYPE4 and
+ * TYPE8 are catalogue types (sysfs names) of 4 and 8 channels.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -242,6 +244,31 @@ static int make_inst(struct inst *in, const char *type, uint32_t channels)
 	return child_result(pid) == 0 ? 0 : -1;
 }
 
+/* A COMPOSITION for in: 16 SMs, groups 1-2, GPU 1, 2 GiB, shared. */
+static void comp_init(struct vgpu_mdev_composition *c, const struct inst *in,
+		      uint32_t count)
+{
+	memset(c, 0, sizeof(*c));
+	c->instance = in->id;
+	c->change_count = count;
+	c->sm_count = 16;
+	c->gpu_index = 1;
+	c->memory = 2ull << 30;
+	c->slice_id = 1u << 16 | 2;
+	c->isolation = VGPU_MDEV_SHARED;
+	snprintf(c->gpu_name, sizeof(c->gpu_name), "vfio_ctl's other GPU");
+}
+
+/* COMPOSITION before the instance's CREATE_DONE: EINVAL. */
+static void test_composition_pending(struct inst *x)
+{
+	struct vgpu_mdev_composition c;
+
+	comp_init(&c, x, 1);
+	tap(cioctl(VGPU_MDEV_IOC_COMPOSITION, &c) == -EINVAL,
+	    "COMPOSITION while the create waits for CREATE_DONE: EINVAL");
+}
+
 /* CREATE_DONE: the memfd's size and seals, and its status's range. */
 static void test_create_done(const char *type4, struct inst *y,
 			     const char *type8)
@@ -257,6 +284,7 @@ static void test_create_done(const char *type4, struct inst *y,
 	pid = write_child(path, x.uuid);
 	if (wait_event(VGPU_MDEV_EV_CREATE, 0, &ev) == 0) {
 		x.id = ev.instance;
+		test_composition_pending(&x);
 		r = create_done(&x, -513 /* ERESTARTNOINTR */, -1);
 		rc = child_result(pid);
 		tap(r == 0 && rc == EIO,
@@ -326,6 +354,172 @@ static void test_bar2_while_open(struct inst *y, struct vfio_dev *d)
 	    "CREATE_DONE with another memfd while open: EBUSY");
 	close(other);
 	tap(set_bar2(y, y->bar2) == 0, "SET_BAR2 of the same memfd: 0");
+}
+
+/* BAR0's composition registers and whether the device interrupt came. */
+struct comp_seen {
+	uint32_t sms, slice, gpu, change, status;
+	uint64_t memory;
+	int irq;
+};
+
+static void comp_look(struct vfio_dev *d, struct comp_seen *c, int wait_ms)
+{
+	c->irq = wait_eventfd(d->msi_fd, wait_ms) == 1;
+	c->status = reg_read(d, VGPU_REG_IRQ_STATUS);
+	reg_write(d, VGPU_REG_IRQ_STATUS, c->status);
+	c->sms = reg_read(d, VGPU_REG_SM_COUNT);
+	c->slice = reg_read(d, VGPU_REG_SLICE_ID);
+	c->gpu = reg_read(d, VGPU_REG_GPU_INDEX);
+	c->memory = reg_read(d, VGPU_REG_MEMORY_LO) |
+		    (uint64_t)reg_read(d, VGPU_REG_MEMORY_HI) << 32;
+	c->change = reg_read(d, VGPU_REG_CHANGE_COUNT);
+}
+
+/* Nothing moved in BAR0 and no device interrupt since *was. */
+static bool comp_unchanged(struct vfio_dev *d, const struct comp_seen *was)
+{
+	struct comp_seen now;
+
+	comp_look(d, &now, 0);
+	return !now.irq && !(now.status & VGPU_IRQ_DEVICE) &&
+	       now.sms == was->sms && now.slice == was->slice &&
+	       now.gpu == was->gpu && now.memory == was->memory &&
+	       now.change == was->change;
+}
+
+/*
+ * COMPOSITION from a hostile (or confused) daemon: each bad one refused
+ * with its errno and nothing changed, no interrupt; a good one changes
+ * BAR0 and interrupts the VFIO user (MSI); CHANGE_COUNT never goes back,
+ * not even through a CREATE_DONE again. d holds y open.
+ */
+static void test_composition(struct inst *y, struct vfio_dev *d)
+{
+	unsigned long small = _IOC(_IOC_READ | _IOC_WRITE, VGPU_MDEV_IOC_MAGIC,
+				   9, sizeof(struct vgpu_mdev_composition) - 8);
+	unsigned long big = _IOC(_IOC_READ | _IOC_WRITE, VGPU_MDEV_IOC_MAGIC, 9,
+				 sizeof(struct vgpu_mdev_composition) + 8);
+	char buf[sizeof(struct vgpu_mdev_composition) + 8];
+	struct vgpu_mdev_composition c;
+	struct comp_seen was, now;
+	int bad = 0, r;
+
+	if (!tap(vfio_msi_enable(d) == 0, "the VFIO user turns MSI on"))
+		return;
+	comp_look(d, &was, 0);
+	diag("BAR0 before: %u SMs, slice 0x%08x, GPU %u, change %u", was.sms,
+	     was.slice, was.gpu, was.change);
+
+	comp_init(&c, y, was.change + 1);
+	c.instance = 999999;
+	tap(cioctl(VGPU_MDEV_IOC_COMPOSITION, &c) == -ENOENT,
+	    "COMPOSITION of an unknown instance: ENOENT");
+	comp_init(&c, y, was.change + 1);
+	c.reserved[1] = 1;
+	bad += cioctl(VGPU_MDEV_IOC_COMPOSITION, &c) != -EINVAL;
+	comp_init(&c, y, was.change + 1);
+	c.sm_count = 0;
+	bad += cioctl(VGPU_MDEV_IOC_COMPOSITION, &c) != -EINVAL;
+	comp_init(&c, y, was.change + 1);
+	c.isolation = 7;
+	bad += cioctl(VGPU_MDEV_IOC_COMPOSITION, &c) != -EINVAL;
+	comp_init(&c, y, was.change + 1);
+	c.isolation = VGPU_MDEV_EXCLUSIVE;
+	bad += cioctl(VGPU_MDEV_IOC_COMPOSITION, &c) != -EINVAL;
+	tap(!bad,
+	    "COMPOSITION with reserved bits, 0 SMs, isolation 7, or another "
+	    "isolation than the instance's: EINVAL (%d wrong)",
+	    bad);
+	comp_init(&c, y, was.change + 1);
+	memset(c.gpu_name, 'A', sizeof(c.gpu_name));
+	tap(cioctl(VGPU_MDEV_IOC_COMPOSITION, &c) == -EINVAL,
+	    "COMPOSITION with an unterminated gpu_name: EINVAL");
+	comp_init(&c, y, was.change + 1);
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &c, sizeof(c));
+	tap(cioctl(small, buf) == -ENOTTY && cioctl(big, buf) == -ENOTTY,
+	    "COMPOSITION's number with a size 8 bytes short or long: ENOTTY");
+	tap(cioctl(VGPU_MDEV_IOC_COMPOSITION, NULL) == -EFAULT,
+	    "COMPOSITION from a NULL pointer: EFAULT");
+	comp_init(&c, y, was.change);
+	r = cioctl(VGPU_MDEV_IOC_COMPOSITION, &c);
+	tap(r == -ESTALE && c.change_count == was.change,
+	    "COMPOSITION with other values but BAR0's change count: ESTALE, "
+	    "BAR0's count (%u) written back",
+	    c.change_count);
+	tap(comp_unchanged(d, &was),
+	    "after all of them BAR0 is as before and no interrupt came");
+
+	comp_init(&c, y, was.change + 5);
+	r = cioctl(VGPU_MDEV_IOC_COMPOSITION, &c);
+	comp_look(d, &now, 2000);
+	tap(r == 0 && now.irq && (now.status & VGPU_IRQ_DEVICE),
+	    "a good COMPOSITION: 0, and the VFIO user gets the device "
+	    "interrupt (MSI, IRQ_STATUS 0x%08x)",
+	    now.status);
+	tap(now.sms == 16 && now.slice == (1u << 16 | 2) && now.gpu == 1 &&
+		    now.memory == 2ull << 30 && now.change == was.change + 5,
+	    "BAR0 shows it: %u SMs, slice 0x%08x, GPU %u, %llu bytes, change "
+	    "%u",
+	    now.sms, now.slice, now.gpu, (unsigned long long)now.memory,
+	    now.change);
+	was = now;
+	comp_init(&c, y, was.change - 1);
+	c.sm_count = 24;
+	r = cioctl(VGPU_MDEV_IOC_COMPOSITION, &c);
+	tap(r == -ESTALE && c.change_count == was.change &&
+		    comp_unchanged(d, &was),
+	    "a lower change count (going back): ESTALE, BAR0's count (%u) "
+	    "back, nothing changed",
+	    c.change_count);
+	comp_init(&c, y, was.change);
+	tap(cioctl(VGPU_MDEV_IOC_COMPOSITION, &c) == 0 &&
+		    comp_unchanged(d, &was),
+	    "the same COMPOSITION again: 0, nothing changes, no interrupt");
+
+	/* CREATE_DONE again (a restarted vgpud re-attaches) with count 0 */
+	r = create_done(y, 0, y->bar2);
+	comp_look(d, &now, 2000);
+	tap(r == 0 && now.sms == 8 && now.change == was.change + 1,
+	    "CREATE_DONE again with change count 0 and other values: BAR0 "
+	    "takes them with change %u (was %u: it never goes back)",
+	    now.change, was.change);
+	vfio_set_eventfd(d, VFIO_PCI_MSI_IRQ_INDEX, -1);
+	close(d->msi_fd);
+	d->msi_fd = -1;
+}
+
+/* HELLO takes the versions from VGPU_MDEV_CTL_VERSION_MIN to its own. */
+static int test_hello(void)
+{
+	struct vgpu_mdev_hello h = {.version = VGPU_MDEV_CTL_VERSION_MIN - 1};
+	struct vgpu_mdev_composition c;
+	int r;
+
+	r = cioctl(VGPU_MDEV_IOC_HELLO, &h);
+	tap(r == -EPROTO && h.version == VGPU_MDEV_CTL_VERSION,
+	    "HELLO with version %u: EPROTO, the module's version (%u) back",
+	    VGPU_MDEV_CTL_VERSION_MIN - 1, h.version);
+	memset(&h, 0, sizeof(h));
+	h.version = VGPU_MDEV_CTL_VERSION + 1;
+	tap(cioctl(VGPU_MDEV_IOC_HELLO, &h) == -EPROTO,
+	    "HELLO with version %u (newer than the module's): EPROTO",
+	    VGPU_MDEV_CTL_VERSION + 1);
+	memset(&h, 0, sizeof(h));
+	h.version = VGPU_MDEV_CTL_VERSION_MIN;
+	memset(&c, 0, sizeof(c));
+	tap(cioctl(VGPU_MDEV_IOC_HELLO, &h) == 0 &&
+		    h.version == VGPU_MDEV_CTL_VERSION &&
+		    cioctl(VGPU_MDEV_IOC_COMPOSITION, &c) == -ENOTTY,
+	    "HELLO with version %u (an older vgpud): 0; COMPOSITION (newer) "
+	    "then: ENOTTY",
+	    VGPU_MDEV_CTL_VERSION_MIN);
+	memset(&h, 0, sizeof(h));
+	h.version = VGPU_MDEV_CTL_VERSION;
+	r = cioctl(VGPU_MDEV_IOC_HELLO, &h);
+	drain(0, NULL); /* EXISTS of instances left by others, if any */
+	return r;
 }
 
 /*
@@ -502,9 +696,12 @@ int ctl_run(const char *type4, const char *type8)
 	if (!tap(ctl >= 0 && cioctl(VGPU_MDEV_IOC_HELLO, &h) == 0,
 		 "/dev/vgpu-ctl opens and says HELLO (vgpud is not running)"))
 		return 1;
+	if (!tap(test_hello() == 0, "HELLO with its own version again"))
+		return 1;
 	test_create_done(type4, &y, type8);
 	tap(make_inst(&z, type4, 4) == 0, "a second instance (%s)", type4);
 	test_bar2_while_open(&y, &d);
+	test_composition(&y, &d);
 	test_bar2_sessions(&y, &d);
 	close(y.bar2);
 	y.bar2 = memfd_bar2(y.bar2_size, ALL_SEALS);

@@ -22,6 +22,14 @@
  *                                      not reach the next user's
  *   vfio_user ctl TYPE4 TYPE8           this program as vgpud on
  *                                      /dev/vgpu-ctl (vfio_ctl.c)
+ *   vfio_user follow UUID DIR STEP...   holds the device open with MSI on
+ *                                      while the script changes the vGPU
+ *                                      (resize, move, migrate): after each
+ *                                      STEP (NAME:SMS:GROUPS:GPU, "-" for
+ *                                      what it does not check; GROUPS is
+ *                                      COUNT or COUNT.FIRST) the device
+ *                                      interrupt came and BAR0 shows the
+ *                                      new composition
  *
  * DIR is where the program and its script meet: the program creates
  * DIR/NAME at a step and waits for DIR/NAME.go before the next.
@@ -278,6 +286,9 @@ static int cmd_regs(const char *uuid)
 				    (uint64_t)reg_read(&d, VGPU_REG_MEMORY_HI)
 					    << 32));
 	printf("channels=%u\n", reg_read(&d, VGPU_REG_NUM_CHANNELS));
+	printf("slice=0x%08x\n", reg_read(&d, VGPU_REG_SLICE_ID));
+	printf("gpu_index=%u\n", reg_read(&d, VGPU_REG_GPU_INDEX));
+	printf("change=%u\n", reg_read(&d, VGPU_REG_CHANGE_COUNT));
 	reg_string(&d, VGPU_REG_VGPU_NAME, s);
 	printf("vgpu=%s\n", s);
 	reg_string(&d, VGPU_REG_GPU_NAME, s);
@@ -458,12 +469,115 @@ out:
 	return done ? 0 : 1;
 }
 
+/* The composition registers, read as a guest reads them: CHANGE_COUNT
+ * before and after the others, again while it moves. */
+struct comp_regs {
+	uint32_t sms, slice, gpu, change;
+	uint64_t memory;
+};
+
+static void comp_read(struct vfio_dev *d, struct comp_regs *c)
+{
+	int tries = 4;
+	uint32_t before;
+
+	do {
+		before = reg_read(d, VGPU_REG_CHANGE_COUNT);
+		c->sms = reg_read(d, VGPU_REG_SM_COUNT);
+		c->slice = reg_read(d, VGPU_REG_SLICE_ID);
+		c->gpu = reg_read(d, VGPU_REG_GPU_INDEX);
+		c->memory = reg_read(d, VGPU_REG_MEMORY_LO) |
+			    (uint64_t)reg_read(d, VGPU_REG_MEMORY_HI) << 32;
+		c->change = reg_read(d, VGPU_REG_CHANGE_COUNT);
+	} while (c->change != before && --tries);
+}
+
+/* "-" or a number: whether to check it, and the number. */
+static int step_field(const char *s, uint32_t *v)
+{
+	if (!s || !strcmp(s, "-"))
+		return 0;
+	*v = (uint32_t)strtoul(s, NULL, 0);
+	return 1;
+}
+
+/*
+ * One STEP of follow: the script changed the vGPU (DIR/NAME.go says it is
+ * done, vgpu-admin has answered); the device interrupt must have come (or
+ * come within 10 s) with IRQ_STATUS's device bit, CHANGE_COUNT must have
+ * grown, and SM_COUNT, SLICE_ID's group count and GPU_INDEX must be the
+ * step's; memory stays.
+ */
+static void follow_step(struct vfio_dev *d, const char *dir, char *step,
+			struct comp_regs *last)
+{
+	char *name = strtok(step, ":");
+	char *f_sms = strtok(NULL, ":"), *f_groups = strtok(NULL, ":");
+	char *f_gpu = strtok(NULL, ":");
+	uint32_t want, status;
+	struct comp_regs now;
+	int irq;
+
+	if (!name || sync_point(dir, name) < 0) {
+		tap(0, "%s: the script made the change", name ? name : "?");
+		return;
+	}
+	irq = wait_eventfd(d->msi_fd, 10000);
+	status = reg_read(d, VGPU_REG_IRQ_STATUS);
+	reg_write(d, VGPU_REG_IRQ_STATUS, status);
+	tap(irq == 1 && (status & VGPU_IRQ_DEVICE),
+	    "%s: the device interrupt arrived (MSI, IRQ_STATUS 0x%08x)", name,
+	    status);
+	comp_read(d, &now);
+	tap(now.change > last->change, "%s: CHANGE_COUNT went up (%u -> %u)",
+	    name, last->change, now.change);
+	if (step_field(f_sms, &want))
+		tap(now.sms == want, "%s: SM_COUNT is %u (was %u, got %u)",
+		    name, want, last->sms, now.sms);
+	if (step_field(f_groups, &want))
+		tap((now.slice & 0xffff) == want &&
+			    (!strchr(f_groups, '.') ||
+			     now.slice >> 16 ==
+				     strtoul(strchr(f_groups, '.') + 1, NULL,
+					     0)),
+		    "%s: SLICE_ID is %s groups (COUNT.FIRST; 0x%08x, was "
+		    "0x%08x)",
+		    name, f_groups, now.slice, last->slice);
+	if (step_field(f_gpu, &want))
+		tap(now.gpu == want, "%s: GPU_INDEX is %u (was %u, got %u)",
+		    name, want, last->gpu, now.gpu);
+	tap(now.memory == last->memory, "%s: MEMORY stays %llu", name,
+	    (unsigned long long)now.memory);
+	*last = now;
+}
+
+static int cmd_follow(const char *uuid, const char *dir, int nsteps,
+		      char **steps)
+{
+	struct comp_regs last;
+	struct vfio_dev d;
+	int i;
+
+	if (!tap(vfio_dev_open(&d, uuid) == 0 && vfio_msi_enable(&d) == 0,
+		 "a VFIO user opens it with MSI on"))
+		return 1;
+	reg_write(&d, VGPU_REG_IRQ_STATUS, 0xffffffffu);
+	wait_eventfd(d.msi_fd, 0);
+	comp_read(&d, &last);
+	diag("BAR0: %u SMs, slice 0x%08x, GPU %u, change %u", last.sms,
+	     last.slice, last.gpu, last.change);
+	for (i = 0; i < nsteps; i++)
+		follow_step(&d, dir, steps[i], &last);
+	vfio_dev_close(&d);
+	return tap_failed ? 1 : 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
 		"usage: vfio_user basic|regs|hostile|bar2 UUID, "
 		"reset UUID DIR, hold UUID DIR SECONDS error|recover, "
-		"ctl TYPE4 TYPE8 "
+		"ctl TYPE4 TYPE8, follow UUID DIR NAME:SMS:GROUPS:GPU... "
 		"(see the comment at the top of tests/vm/vfio_user.c)\n");
 	return 2;
 }
@@ -486,6 +600,8 @@ int main(int argc, char **argv)
 		return cmd_reset(argv[2], argv[3]);
 	if (!strcmp(argv[1], "bar2"))
 		return cmd_bar2(argv[2]);
+	if (!strcmp(argv[1], "follow") && argc >= 5)
+		return cmd_follow(argv[2], argv[3], argc - 4, argv + 4);
 	if (!strcmp(argv[1], "ctl") && argc == 4)
 		return ctl_run(argv[2], argv[3]) || tap_failed ? 1 : 0;
 	if (!strcmp(argv[1], "hold") && argc == 6)
