@@ -15,7 +15,8 @@
 #
 # Knobs: BUILD (default build), UNIT_TIMEOUT (120 s per binary),
 # SCRIPT_TIMEOUT (300 s per script; vm.sh: VM_SCRIPT_TIMEOUT, 900 s;
-# vm_l2.sh: VM_L2_SCRIPT_TIMEOUT, 1500 s).
+# vm_l2.sh: VM_L2_SCRIPT_TIMEOUT, 1500 s; vm_libvirt.sh:
+# VM_LIBVIRT_SCRIPT_TIMEOUT, 1500 s).
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
@@ -113,6 +114,8 @@ for s in tests/integration/*.sh; do
 	[ "$name" = vm.sh ] && limit=${VM_SCRIPT_TIMEOUT:-900}
 	# vm_l2.sh boots a VM in the VM (tests/vm-l2)
 	[ "$name" = vm_l2.sh ] && limit=${VM_L2_SCRIPT_TIMEOUT:-1500}
+	# vm_libvirt.sh: libvirt in the VM (tests/vm-libvirt)
+	[ "$name" = vm_libvirt.sh ] && limit=${VM_LIBVIRT_SCRIPT_TIMEOUT:-1500}
 	timeout -k 10 "$limit" bash "$s" 2>&1 | tee "$log" ||
 		rc=${PIPESTATUS[0]}
 	p=$(grep -Ec '^ok [0-9]+' "$log")

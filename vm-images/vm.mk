@@ -16,3 +16,5 @@ vm-test: check-nvcc
 	@scripts/install-deps.sh test
 	@$(MAKE) --no-print-directory all modules
 	@BUILD=$(BUILD) VM_BUILD=$(VM_BUILD) tests/run.sh vm.sh vm_l2.sh
+
+include vm-images/libvirt.mk

@@ -8,14 +8,16 @@
 # test's archive (vm-images/l2/build.sh: QEMU, the L2 kernel and
 # initramfs, the L1 tests) unpacked over its own two, runs COMMAND in L1
 # (default: /vgpu/tests/run.sh l1_suite.sh, the whole L2 suite), streams
-# the serial console on stdout (also kept in ${VM_BUILD}/l2/console.log)
-# and exits with the command's status: 124 when the timeout (default
-# 900 s, or VM_TIMEOUT) ran out, 125 when L1 stopped without one, 126
-# when L1 printed "vgpu-l1: restart" (then QEMU is stopped at once: L2
-# is stuck in L1's KVM and L1 may not even power off; boot it again).
+# the serial console on stdout (also kept in ${VM_BUILD}/l2/console.log,
+# or VM_L1_LOG) and exits with the command's status: 124 when the
+# timeout (default 900 s, or VM_TIMEOUT) ran out, 125 when L1 stopped
+# without one, 126 when L1 printed "vgpu-l1: restart" (then QEMU is
+# stopped at once: L2 is stuck in L1's KVM and L1 may not even power
+# off; boot it again).
 # L1 runs under KVM or TCG as vm-images/accel.sh decides; how L2 runs is
 # the L1 tests' business (L2_ACCEL and the other L2_* variables are
-# passed on).
+# passed on). VM_L1_EXTRA: more archives (paths, space-separated) to
+# unpack after l1.cpio.gz (vm-images/libvirt/build.sh's).
 #
 #   vm-images/l2/run-l1.sh
 #   vm-images/l2/run-l1.sh -- /vgpu/tests/l1_measure.sh 10
@@ -63,8 +65,9 @@ mkdir -p "$run/root/vgpu"
 (
 	flock -s 9
 	flock -s 8
+	# shellcheck disable=SC2086 # VM_L1_EXTRA is a list
 	cat "$img/base.cpio.gz" "$img/vgpu.cpio.gz" "$l2/l1.cpio.gz" \
-		"$run/cmd.cpio.gz"
+		${VM_L1_EXTRA:-} "$run/cmd.cpio.gz"
 ) 9>"$img.lock" 8>"$l2.lock" >"$run/initrd"
 
 accel=$("$VM_IMAGES/accel.sh" "$VMLINUZ" "$run/initrd")
@@ -92,7 +95,7 @@ watch_restart()
 	done
 }
 
-log=$l2/console.log
+log=${VM_L1_LOG:-$l2/console.log}
 rc=0
 timeout -k 5 "$timeout_s" qemu-system-x86_64 "${accel_args[@]}" \
 	-m "$memory" -smp "$cpus" -nodefaults -display none -serial stdio \
