@@ -209,6 +209,11 @@ static json_t *vgpu_json(const struct vgpu_admin_sched_vgpu *v)
 	json_object_set_new(o, "borrowed_sms", json_integer(v->borrowed_sms));
 	json_object_set_new(o, "runnable", json_boolean(v->runnable));
 	json_object_set_new(o, "held", json_boolean(v->held));
+	json_object_set_new(o, "burst_period_ms",
+			    v->burst_period_ms
+				    ? json_integer(v->burst_period_ms)
+				    : json_null());
+	json_object_set_new(o, "burst_due", json_boolean(v->burst_expected));
 	json_object_set_new(o, "turns", json_integer(v->turns));
 	json_object_set_new(o, "reclaims", json_integer(v->reclaims));
 	json_object_set_new(o, "last_reclaim_ms",
@@ -287,9 +292,10 @@ static void view_print(const struct sched_view *sv)
 		       v->name, v->gpu, prio_text(v->priority), w, v->min_sms,
 		       v->max_sms, v->base_sms, v->sms, v->share_sms,
 		       v->lent_sms, v->borrowed_sms,
-		       v->held	     ? "held"
-		       : v->runnable ? "yes"
-				     : "no",
+		       v->held		   ? "held"
+		       : v->runnable	   ? "yes"
+		       : v->burst_expected ? "due"
+					   : "no",
 		       rec, v->target_sms != v->sms ? "  (moving)" : "");
 	}
 	printf("(* weight: its size in SM groups; SHARE: what it holds when "

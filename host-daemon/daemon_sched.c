@@ -262,6 +262,7 @@ uint32_t daemon_sched_collect(struct daemon *d, uint32_t gpu,
 			      uint32_t n)
 {
 	struct daemon_vgpu *v;
+	int64_t now = daemon_now_ms();
 	uint32_t k = 0;
 
 	for (v = d->vgpus; v && k < n; v = v->next) {
@@ -274,6 +275,13 @@ uint32_t daemon_sched_collect(struct daemon *d, uint32_t gpu,
 		pv[k].fixed = !movable(d, v) ||
 			      (dynamic(&d->sched->gpu[gpu]) && !known(v));
 		pv[k].runnable = runnable(v, v->sched);
+		/* its next burst is due: its SMs come back now, so that the
+		 * burst finds them free of borrowed kernels */
+		v->sched->burst_due = !pv[k].runnable && v->sched->edges &&
+				      dynamic(&d->sched->gpu[gpu]) &&
+				      burst_expected(&v->sched->burst, now,
+						     SCHED_BURST_LEAD_MS);
+		pv[k].runnable |= v->sched->burst_due;
 		if (vs)
 			vs[k] = v;
 		k++;
@@ -364,6 +372,7 @@ void daemon_sched_activity(struct daemon *d, struct daemon_vgpu *v,
 	if (a->busy && !was) {
 		s->busy_ms = now;
 		s->edge_plan = true;
+		burst_busy_edge(&s->burst, now);
 	}
 	if (!a->busy && was)
 		s->idle_ms = now;
@@ -618,6 +627,16 @@ void daemon_sched_timers(struct daemon *d, int64_t now)
 	for (i = 0; i < d->ngpus && i < VGPU_MAX_GPUS; i++)
 		run_gpu(d, i, now);
 	S->next_ms = any || S->waits ? now + SCHED_TICK_MS : 0;
+	for (v = d->vgpus; v && any; v = v->next) { /* a burst due sooner */
+		int64_t at;
+
+		if (!daemon_sched_vgpu(v) || !v->sched->edges)
+			continue;
+		at = burst_next_lead(&v->sched->burst, now,
+				     SCHED_BURST_LEAD_MS);
+		if (at && at < S->next_ms)
+			S->next_ms = at;
+	}
 	if (S->waits) /* the resizes started may have freed enough */
 		waits_run(d, now);
 }

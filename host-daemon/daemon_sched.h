@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "daemon.h"
+#include "plan_burst.h"
 #include "plan_policy.h"
 
 #define SCHED_DWELL_MS	       100 /* defaults of a GPU's policy */
@@ -31,6 +32,7 @@
 #define SCHED_RECLAIM_BOUND_MS 20
 #define SCHED_IDLE_MS	       5     /* no work this long: idle */
 #define SCHED_TICK_MS	       20    /* its period, while it matters */
+#define SCHED_BURST_LEAD_MS    15    /* SMs back this long before a burst */
 #define SCHED_CREATE_WAIT_MS   10000 /* a create waits for lent SMs */
 #define SCHED_HOLD_MAX_MS      5000  /* a hold not renewed ends then */
 
@@ -66,6 +68,10 @@ struct daemon_sched_vgpu {
 	/* what it lent and borrowed (SMs x ms), counted at each run */
 	int64_t acct_ms;
 	uint64_t lent_sm_ms, borrowed_sm_ms;
+	/* its busy edges: a steady period lets its SMs come back ahead of
+	 * its next burst (plan_burst.h) */
+	struct plan_burst burst;
+	bool burst_due; /* at the last plan */
 };
 
 /* A create waiting for lent SMs to come back. */

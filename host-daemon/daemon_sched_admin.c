@@ -295,6 +295,8 @@ static void fill_vgpu(struct daemon *d, struct daemon_vgpu *v,
 	}
 	e->runnable = s->edges ? s->runnable : 0;
 	e->held = s->hold;
+	e->burst_period_ms = (uint32_t)burst_period(&s->burst);
+	e->burst_expected = s->burst_due;
 	e->turns = s->turns;
 	e->reclaims = s->reclaims;
 	e->last_reclaim_us = s->last_reclaim_us;

@@ -4,6 +4,7 @@
 # (the link rules use $^), with rules for these objects only.
 #
 #   plan_policy.c         the policies as pure logic (unit-tested)
+#   plan_burst.c          regular bursts, expected ahead (unit-tested)
 #   daemon_sched*.c       vgpud: activity, targets, resizes, holds,
 #                         admission, POLICY and SCHED
 #   worker_sched.c        vgpu-worker: holds and activity edges
@@ -11,7 +12,7 @@
 
 SCHED_OBJ_DIR := $(BUILD)/obj/host-daemon
 SCHED_VGPUD_OBJS := $(addprefix $(SCHED_OBJ_DIR)/,plan_policy.o \
-	daemon_sched.o daemon_sched_admin.o)
+	plan_burst.o daemon_sched.o daemon_sched_admin.o)
 SCHED_WORKER_OBJS := $(SCHED_OBJ_DIR)/worker_sched.o
 SCHED_ADMIN_OBJS := $(addprefix $(SCHED_OBJ_DIR)/,admin_policy.o)
 

@@ -370,10 +370,12 @@ struct vgpu_admin_sched_vgpu {
 	uint32_t turns;		 /* turns it got */
 	uint32_t reclaims;	 /* times it took its SMs back */
 	uint32_t last_reclaim_us, max_reclaim_us; /* busy -> SMs back */
-	uint32_t last_drain_us; /* a hold's drain: its kernels ending */
-	uint64_t lent_sm_ms;	 /* SMs lent x ms, since vgpud started */
-	uint64_t borrowed_sm_ms; /* SMs borrowed x ms, since then */
-	uint32_t reserved[4];
+	uint32_t last_drain_us;	  /* a hold's drain: its kernels ending */
+	uint64_t lent_sm_ms;	  /* SMs lent x ms, since vgpud started */
+	uint64_t borrowed_sm_ms;  /* SMs borrowed x ms, since then */
+	uint32_t burst_period_ms; /* its bursts' steady period; 0: none */
+	uint32_t burst_expected;  /* 1: its next burst is due (SMs back) */
+	uint32_t reserved[2];
 };
 
 /* One GPU as GPUS reports it (1.1). */

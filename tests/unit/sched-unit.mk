@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
 # tests/unit/: the scheduler's unit tests (cmocka): the policies as pure
-# logic (host-daemon/plan_policy.c).
+# logic (host-daemon/plan_policy.c) and regular bursts (plan_burst.c).
 #   make unit-sched           build and run them
 #   make unit-sched-valgrind  the same under valgrind --leak-check=full
 
-SCHED_TEST_BINS := $(BUILD)/tests/unit/test_plan_policy
+SCHED_TEST_BINS := $(BUILD)/tests/unit/test_plan_policy \
+	$(BUILD)/tests/unit/test_plan_burst
 
 unit-tests: $(SCHED_TEST_BINS)
 
@@ -14,7 +15,15 @@ $(BUILD)/tests/unit/test_plan_policy: \
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
 
-$(BUILD)/obj/tests/unit/test_plan_policy.o: tests/unit/test_plan_policy.c
+$(BUILD)/tests/unit/test_plan_burst: \
+		$(BUILD)/obj/tests/unit/test_plan_burst.o \
+		$(BUILD)/obj/host-daemon/plan_burst.o
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka
+
+$(BUILD)/obj/tests/unit/test_plan_policy.o \
+$(BUILD)/obj/tests/unit/test_plan_burst.o: \
+		$(BUILD)/obj/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Ihost-daemon $(CFLAGS) -c -o $@ $<
 
