@@ -40,7 +40,7 @@ QEMU=${QEMU:-$(command -v qemu-system-x86_64 || true)}
 KVM_MODULES=(kvm kvm_amd)
 RT_PROGRAMS=(vector_add_rt matmul_shared_rt streams_overlap_rt events_rt
 	callbacks_rt symbols_rt templates_rt errors_rt device_props_rt
-	func_attrs_rt)
+	func_attrs_rt resize_props_rt)
 
 fetch_debs()
 {
