@@ -393,8 +393,9 @@ static void print_table(const struct vgpu_admin_load *all, int n,
 		       "%10s%s\n",
 		       l->name, l->gpu, l->sms, busy, rate, queue, mem,
 		       l->clients, bw_text(l->bw_class), power, energy,
-		       l->state == VGPU_ADMIN_STATE_RUNNING
-			       ? ""
+		       l->state == VGPU_ADMIN_STATE_RUNNING ? ""
+		       : l->state == VGPU_ADMIN_STATE_SWAPPED
+			       ? "  (swapped out)"
 			       : "  (not running)");
 	}
 	fflush(stdout);

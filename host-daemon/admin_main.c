@@ -28,6 +28,7 @@
 
 #include "admin_cli.h"
 #include "admin_mdev.h"
+#include "admin_swap.h"
 #include "blueprint.h"
 #include "mdev_uuid.h"
 #include "plan.h"
@@ -100,7 +101,8 @@ static const char usage_create[] =
 	"                  [--time-limit SECONDS] [--save-interval SECONDS]\n"
 	"                  [--isolation shared|exclusive]\n"
 	"                  [--min-sms N] [--max-sms N] [--weight W]\n"
-	"                  [--priority low|normal|high] [--json]\n"
+	"                  [--priority low|normal|high]\n"
+	"                  [--swap allowed|never|gpu] [--json]\n"
 	"       vgpu-admin [--run-dir DIR] create -f FILE [--json]\n"
 	"       ... create ... --mdev [UUID]\n"
 	"\n"
@@ -134,6 +136,10 @@ static const char usage_create[] =
 	"                       its scheduling policy (vgpu-admin policy\n"
 	"                       --help; default: one SM group, the whole\n"
 	"                       GPU, its size in groups, normal)\n"
+	"  --swap MODE          allowed: vgpud may swap it out to DIR/swap\n"
+	"                       when it is idle and room is needed; never;\n"
+	"                       gpu (default): as its GPU says (vgpu-admin\n"
+	"                       policy --gpu N --swap on|off)\n"
 	"  -f FILE              take all of these from a blueprint\n"
 	"  --mdev [UUID]        for a VM: bind the vGPU to the mdev UUID\n"
 	"                       (default: a new one) and create the\n"
@@ -388,6 +394,8 @@ const char *state_text(uint32_t state)
 		return "stopping";
 	case VGPU_ADMIN_STATE_SUSPENDED:
 		return "suspended";
+	case VGPU_ADMIN_STATE_SWAPPED:
+		return "swapped";
 	}
 	return "unknown";
 }
@@ -879,6 +887,10 @@ static int blueprint_request(const struct admin_ctx *ctx,
 	}
 	req->sms = bp->sms;
 	admin_policy_from_blueprint(bp, req);
+	if (bp->swap == BLUEPRINT_SWAP_ALLOWED)
+		req->flags |= VGPU_ADMIN_CREATE_SWAP_ALLOW;
+	else if (bp->swap == BLUEPRINT_SWAP_NEVER)
+		req->flags |= VGPU_ADMIN_CREATE_SWAP_NEVER;
 	if (bp->slices) {
 		req->sms = slices_to_sms(ctx, bp->slices, bp->gpu, &rc);
 		if (!req->sms) {
@@ -1131,6 +1143,11 @@ static int cmd_create(const struct admin_ctx *ctx, int argc, char **argv)
 						   "seconds from 0.1 to 86400 "
 						   "(0 = none), got '%s'",
 						   v ? v : "");
+		} else if (is_opt(arg, "--swap")) {
+			v = opt_value(argc, argv, &i, "--swap");
+			pr = admin_swap_create_option(ctx, v, &req);
+			if (pr)
+				return pr;
 		} else if ((pr = admin_policy_option(ctx, "create", argc, argv,
 						     &i, &req)) != 0) {
 			if (pr < 0)
@@ -1152,6 +1169,8 @@ static int cmd_create(const struct admin_ctx *ctx, int argc, char **argv)
 		    req.gpu != VGPU_ADMIN_GPU_ANY ||
 		    (req.flags & VGPU_ADMIN_CREATE_POLICY) ||
 		    (req.flags & VGPU_ADMIN_CREATE_RECOVERY) ||
+		    (req.flags & (VGPU_ADMIN_CREATE_SWAP_ALLOW |
+				  VGPU_ADMIN_CREATE_SWAP_NEVER)) ||
 		    req.time_limit_ms != VGPU_ADMIN_TIME_DEFAULT)
 			return usage_error(ctx, "create",
 					   "create -f FILE takes everything "
@@ -1382,10 +1401,12 @@ static int cmd_show(const struct admin_ctx *ctx, int argc, char **argv)
 			json_t *o = entry_json_m(&resp->entries[0], mine);
 
 			admin_policy_show(ctx, req.name, o);
+			admin_swap_show(ctx, req.name, o);
 			json_print(o);
 		} else {
 			print_show(&resp->entries[0], mine);
 			admin_policy_show(ctx, req.name, NULL);
+			admin_swap_show(ctx, req.name, NULL);
 		}
 	}
 	free(m);

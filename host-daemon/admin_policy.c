@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "admin_cli.h"
+#include "admin_swap.h"
 #include "blueprint.h"
 #include "plan.h"
 
@@ -33,7 +34,10 @@ const char admin_usage_policy[] =
 	"       vgpu-admin [--run-dir DIR] policy --gpu N\n"
 	"                  [--mode static|fair|priority] [--quantum MS]\n"
 	"                  [--dwell MS] [--reclaim-bound MS|none]\n"
-	"                  [--overcommit on|off] [--json]\n"
+	"                  [--overcommit on|off] [--swap on|off]\n"
+	"                  [--swap-idle MS] [--swap-wait MS] [--json]\n"
+	"       vgpu-admin [--run-dir DIR] policy NAME\n"
+	"                  --swap allowed|never|gpu [--json]\n"
 	"\n"
 	"Scheduling policies. Without arguments: each GPU's policy and each\n"
 	"vGPU's limits, its share, what it holds now and what it has lent\n"
@@ -67,7 +71,20 @@ const char admin_usage_policy[] =
 	"                   (default 20; none: to anyone)\n"
 	"  --overcommit on|off  admit vGPUs whose min_sms together exceed\n"
 	"                   the GPU; those with work then take turns\n"
-	"  --quantum MS     a turn when they take turns (default 50)\n";
+	"  --quantum MS     a turn when they take turns (default 50)\n"
+	"\n"
+	"Swapping idle vGPUs out (docs/DESIGN.md \"Swap\"):\n"
+	"  --gpu N --swap on|off  a create or resume on GPU N that does\n"
+	"                   not fit may swap idle vGPUs of the GPU out to\n"
+	"                   DIR/swap (default off); a swapped-out vGPU\n"
+	"                   comes back when a client has work or connects\n"
+	"  --swap-idle MS   idle this long before a vGPU may go out\n"
+	"                   (default 60000)\n"
+	"  --swap-wait MS   a call (or a new client) of a swapped-out vGPU\n"
+	"                   waits this long for it to come back, then\n"
+	"                   fails (default 10000)\n"
+	"  NAME --swap allowed|never|gpu  the vGPU's own choice (default\n"
+	"                   gpu: as its GPU says)\n";
 
 /* ---- fetching ------------------------------------------------------------ */
 
@@ -518,6 +535,7 @@ int cmd_policy(const struct admin_ctx *ctx, int argc, char **argv)
 	const char *name = NULL, *v;
 	struct sched_view sv;
 	bool have_gpu = false, vgpu_opts = false, gpu_opts = false, missing;
+	struct admin_swap_opts swap = {0};
 	char err[160];
 	int i, r;
 
@@ -550,6 +568,11 @@ int cmd_policy(const struct admin_ctx *ctx, int argc, char **argv)
 			gpu_opts = true;
 			continue;
 		}
+		r = admin_swap_option(ctx, "policy", argc, argv, &i, &swap);
+		if (r < 0)
+			return -r;
+		if (r > 0)
+			continue;
 		if (argv[i][0] == '-')
 			return usage_error(ctx, "policy",
 					   "policy: unknown option '%s'",
@@ -574,22 +597,41 @@ int cmd_policy(const struct admin_ctx *ctx, int argc, char **argv)
 				   "--mode, --quantum, --dwell, "
 				   "--reclaim-bound and --overcommit need "
 				   "--gpu N");
+	if (swap.given && !name && !have_gpu)
+		return usage_error(ctx, "policy",
+				   "--swap, --swap-idle and --swap-wait need "
+				   "--gpu N or the vGPU's NAME");
 	if (name) {
 		if (!plan_name_valid(name, err, sizeof(err)))
 			return usage_error(ctx, "policy", "policy: %s", err);
 		snprintf(req.name, sizeof(req.name), "%s", name);
 		req.flags = 0; /* POLICY takes no flags: policy is the op */
-		return policy_send(ctx, &req);
+		if (swap.given &&
+		    (r = admin_swap_apply(ctx, "policy", &swap, name, 0)))
+			return r;
+		return swap.given && !vgpu_opts ? ADMIN_EXIT_OK
+						: policy_send(ctx, &req);
 	}
-	if (have_gpu)
-		return policy_send(ctx, &gpu_req);
+	if (have_gpu) {
+		if (swap.given && (r = admin_swap_apply(ctx, "policy", &swap,
+							NULL, gpu_req.gpu)))
+			return r;
+		return swap.given && !gpu_opts ? ADMIN_EXIT_OK
+					       : policy_send(ctx, &gpu_req);
+	}
 	r = sched_fetch(ctx, false, &sv);
 	if (r)
 		return r;
-	if (ctx->json)
-		json_print(view_json(&sv));
-	else
+	if (ctx->json) {
+		json_t *o = view_json(&sv), *sw = admin_swap_view(ctx, false);
+
+		if (sw)
+			json_object_set_new(o, "swap", sw);
+		json_print(o);
+	} else {
 		view_print(&sv);
+		admin_swap_view(ctx, true);
+	}
 	free(sv.vgpus);
 	return ADMIN_EXIT_OK;
 }

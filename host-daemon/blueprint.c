@@ -50,6 +50,7 @@ enum bp_field {
 	BP_WEIGHT,
 	BP_PRIORITY,
 	BP_RECOVERY,
+	BP_SWAP,
 	BP_NFIELDS,
 };
 
@@ -68,11 +69,13 @@ static const char *const bp_field_names[BP_NFIELDS] = {
 	[BP_WEIGHT] = "weight",
 	[BP_PRIORITY] = "priority",
 	[BP_RECOVERY] = "recovery",
+	[BP_SWAP] = "swap",
 };
 
 #define BP_KNOWN_FIELDS                                                        \
 	"version, name, consumer, gpu, sms, slices, memory, isolation, "       \
-	"kernel_time_limit, min_sms, max_sms, weight, priority, recovery"
+	"kernel_time_limit, min_sms, max_sms, weight, priority, recovery, "    \
+	"swap"
 
 /* Fields a later stage will act on: refused, saying when they come. */
 static const struct {
@@ -117,6 +120,7 @@ static const struct {
 #define BP_ALLOW_LIMIT_SMS    "1 to 1024 SMs"
 #define BP_ALLOW_WEIGHT	      "1 to 1000"
 #define BP_ALLOW_PRIORITY     "low, normal or high"
+#define BP_ALLOW_SWAP	      "allowed, never, or gpu: as its GPU says"
 #define BP_ALLOW_RECOVERY                                                      \
 	"'recovery: {save_interval: 10s}': a duration of 100ms to 24h "        \
 	"(ms, s or m suffix), or 0 for none"
@@ -521,6 +525,20 @@ static int bp_set_priority(struct bp_parser *p, const struct bp_value *v)
 	return 0;
 }
 
+static int bp_set_swap(struct bp_parser *p, const struct bp_value *v)
+{
+	if (bp_is(v, "allowed"))
+		p->bp.swap = BLUEPRINT_SWAP_ALLOWED;
+	else if (bp_is(v, "never"))
+		p->bp.swap = BLUEPRINT_SWAP_NEVER;
+	else if (bp_is(v, "gpu"))
+		p->bp.swap = BLUEPRINT_SWAP_GPU;
+	else
+		return bp_bad_value(p, "swap", v, "is not a swap choice",
+				    BP_ALLOW_SWAP);
+	return 0;
+}
+
 /* A duration ("10", "10s", "250ms", "2m") in ms, at most max_ms. */
 static int bp_duration(struct bp_parser *p, const char *field,
 		       const struct bp_value *v, uint64_t max_ms,
@@ -636,6 +654,9 @@ static int bp_scalar_field(struct bp_parser *p, enum bp_field f)
 		break;
 	case BP_PRIORITY:
 		rc = bp_set_priority(p, &v);
+		break;
+	case BP_SWAP:
+		rc = bp_set_swap(p, &v);
 		break;
 	default:
 		rc = bp_fail(p, v.mark, "field '%s': internal error", field);

@@ -35,6 +35,13 @@ enum blueprint_priority {
 	BLUEPRINT_PRIO_HIGH = 3,
 };
 
+/* Whether vgpud may swap the vGPU out when idle (docs/DESIGN.md "Swap"). */
+enum blueprint_swap {
+	BLUEPRINT_SWAP_GPU = 0,	    /* not given: as its GPU says */
+	BLUEPRINT_SWAP_NEVER = 1,   /* never */
+	BLUEPRINT_SWAP_ALLOWED = 2, /* allowed */
+};
+
 enum blueprint_consumer_kind {
 	BLUEPRINT_CONSUMER_DEFAULT = 0, /* none given: the creating admin */
 	BLUEPRINT_CONSUMER_USER = 1,
@@ -56,6 +63,7 @@ struct blueprint {
 	uint32_t min_sms, max_sms; /* limits of its size */
 	uint32_t weight;	   /* its share against others' */
 	uint32_t priority;	   /* enum blueprint_priority */
+	uint32_t swap;		   /* enum blueprint_swap */
 };
 
 /* Parse and check one blueprint file. 0 on success; -1 with err set. */

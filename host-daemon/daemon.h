@@ -185,6 +185,8 @@ struct daemon {
 	struct daemon_mdev *mdev;   /* the VM path; NULL when off */
 	struct daemon_part *part;   /* dynamic partitioning; NULL until used */
 	struct daemon_sched *sched; /* the scheduler (daemon_sched.h) */
+	struct daemon_swap *swap;   /* swapping (daemon_swap.h); NULL until
+				       used */
 };
 
 /* ---- vgpud_main.c ---- */

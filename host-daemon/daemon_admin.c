@@ -20,6 +20,7 @@
 #include "daemon_state_ops.h"
 #include "daemon_mdev.h"
 #include "daemon_sched.h"
+#include "daemon_swap.h"
 
 static void admin_fill_entry(const struct daemon *d,
 			     const struct daemon_vgpu *v,
@@ -298,6 +299,8 @@ create_plan(struct daemon *d, struct daemon_conn *c,
 				   req->gpu, d->ngpus);
 		return NULL;
 	}
+	if (!daemon_swap_flags_ok(d, c, req))
+		return NULL;
 	if (req->gpu != VGPU_ADMIN_GPU_ANY && d->domains[req->gpu].recovering &&
 	    req->isolation == 0) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BUSY, NULL,
@@ -315,7 +318,8 @@ create_plan(struct daemon *d, struct daemon_conn *c,
 		if (d->domains[i].recovering)
 			preq.gpu_exclude |= 1ull << i;
 	grant = plan_reserve(d->plan, &preq, err, sizeof(err));
-	if (!grant)
+	/* idle vGPUs may be swapped out to make room (daemon_swap.c) */
+	if (!grant && !daemon_swap_create(d, c, req, err))
 		daemon_admin_reply(d, c, VGPU_ADMIN_NO_ROOM, NULL, "%s", err);
 	return grant;
 }
@@ -378,6 +382,7 @@ static void admin_create(struct daemon *d, struct daemon_conn *c,
 	}
 	daemon_vgpu_append(d, v);
 	daemon_sched_vgpu_new(d, v, req);
+	daemon_swap_vgpu_new(d, v, req);
 
 	daemon_log(
 		"creating vGPU %s: %u SMs (%u SM group%s) on GPU %u, %s, "
@@ -667,8 +672,13 @@ static void admin_request(struct daemon *d, struct daemon_conn *c,
 	if (req.flags &
 	    ~(req.op == VGPU_ADMIN_CREATE
 		      ? VGPU_ADMIN_CREATE_MDEV | VGPU_ADMIN_CREATE_POLICY |
-				VGPU_ADMIN_CREATE_RECOVERY
-	      : req.op == VGPU_ADMIN_PLAN_CHECK ? VGPU_ADMIN_CREATE_POLICY
+				VGPU_ADMIN_CREATE_RECOVERY |
+				VGPU_ADMIN_CREATE_SWAP_ALLOW |
+				VGPU_ADMIN_CREATE_SWAP_NEVER
+	      : req.op == VGPU_ADMIN_PLAN_CHECK
+		      ? VGPU_ADMIN_CREATE_POLICY |
+				VGPU_ADMIN_CREATE_SWAP_ALLOW |
+				VGPU_ADMIN_CREATE_SWAP_NEVER
 	      : req.op == VGPU_ADMIN_SUSPEND || req.op == VGPU_ADMIN_RESUME
 		      ? VGPU_ADMIN_STATE_FILE | VGPU_ADMIN_PROGRESS
 	      : req.op == VGPU_ADMIN_MIGRATE ? VGPU_ADMIN_PROGRESS
@@ -722,6 +732,9 @@ static void admin_request(struct daemon *d, struct daemon_conn *c,
 		break;
 	case VGPU_ADMIN_SCHED:
 		daemon_sched_show_admin(d, c, &req);
+		break;
+	case VGPU_ADMIN_SWAP:
+		daemon_swap_admin(d, c, &req);
 		break;
 	case VGPU_ADMIN_SUSPEND:
 	case VGPU_ADMIN_RESUME:

@@ -20,6 +20,7 @@
 
 #include "ctl_msg.h"
 #include "daemon.h"
+#include "daemon_swap.h"
 
 /* Answer a client with status and a sentence, then close it. */
 static void hello_refuse(struct daemon *d, struct daemon_conn *c,
@@ -209,6 +210,14 @@ void daemon_client_input(struct daemon *d, struct daemon_conn *c)
 				     (int)c->uid);
 		return;
 	}
+	memset(&cc, 0, sizeof(cc));
+	cc.pid = c->pid;
+	cc.uid = c->uid;
+	cc.major = h.major;
+	cc.minor = h.minor;
+	/* swapped out: the hello waits for the swap-in (daemon_swap.c) */
+	if (daemon_swap_hello(d, c, v, &cc))
+		return;
 	why = vgpu_unavailable(v);
 	if (why) {
 		hello_refuse(d, c, VGPU_HELLO_UNAVAILABLE, "vGPU '%s' %s",
@@ -216,11 +225,6 @@ void daemon_client_input(struct daemon *d, struct daemon_conn *c)
 		return;
 	}
 
-	memset(&cc, 0, sizeof(cc));
-	cc.pid = c->pid;
-	cc.uid = c->uid;
-	cc.major = h.major;
-	cc.minor = h.minor;
 	e = ctl_send(v->ctl_fd, VGPU_CTL_CLIENT, &cc, sizeof(cc), c->fd);
 	if (e < 0) {
 		hello_refuse(d, c, VGPU_HELLO_UNAVAILABLE,

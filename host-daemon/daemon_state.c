@@ -17,10 +17,11 @@
  * "mdev" (optional) is the mdev UUID the vGPU is bound to (the VM path,
  * daemon_mdev.c); owned: it was composed for that instance.
  * "state" (optional, daemon_state_ops.c): {"suspended": bool,
- * "save_interval_ms": N}; a suspended vGPU holds only its name and VA
- * window ("groups", "sms" and "memory" say where it was). "policy"
- * (optional) is a vGPU's scheduling policy and "scheduler" (optional)
- * every GPU's (daemon_sched_admin.c).
+ * "save_interval_ms": N, "swap": {...} (optional, daemon_swap_admin.c)};
+ * a suspended vGPU holds only its name and VA window ("groups", "sms"
+ * and "memory" say where it was). "policy" (optional) is a vGPU's
+ * scheduling policy and "scheduler" (optional) every GPU's
+ * (daemon_sched_admin.c); "swap" (optional) the GPUs' swap settings.
  *
  * Written after every change (temp file in the same directory, fsync,
  * rename, fsync of the directory), so a crash leaves the old or the new
@@ -46,6 +47,7 @@
 #include "daemon.h"
 #include "daemon_sched.h"
 #include "daemon_state_ops.h"
+#include "daemon_swap.h"
 #include "mdev_uuid.h"
 
 #define STATE_FORMAT  "vgpud-state"
@@ -127,6 +129,12 @@ int daemon_state_save(struct daemon *d)
 	if (d->sched &&
 	    json_object_set_new(root, "scheduler", daemon_sched_json(d)))
 		goto oom;
+	if (d->swap) { /* daemon_swap_admin.c; NULL: all defaults */
+		json_t *sw = daemon_swap_json(d);
+
+		if (sw && json_object_set_new(root, "swap", sw))
+			goto oom;
+	}
 	for (v = d->vgpus; v; v = v->next) {
 		json_t *j;
 
@@ -457,7 +465,7 @@ int daemon_state_load(struct daemon *d, bool *mps_started, char *err,
 	struct daemon_vgpu *head = NULL, **tail = &head;
 	const char *format, *backend;
 	char what[VGPU_MESSAGE_MAX + 64];
-	json_t *root = NULL, *list, *j, *sched = NULL;
+	json_t *root = NULL, *list, *j, *sched = NULL, *swap = NULL;
 	json_int_t version;
 	json_error_t je;
 	char *text = NULL;
@@ -492,10 +500,11 @@ int daemon_state_load(struct daemon *d, bool *mps_started, char *err,
 			 d->state_path, je.line, je.text);
 		goto out;
 	}
-	if (json_unpack_ex(
-		    root, &je, JSON_STRICT, "{s:s, s:I, s:s, s:b, s:o, s?o}",
-		    "format", &format, "version", &version, "backend", &backend,
-		    "mps_started", &mps, "vgpus", &list, "scheduler", &sched)) {
+	if (json_unpack_ex(root, &je, JSON_STRICT,
+			   "{s:s, s:I, s:s, s:b, s:o, s?o, s?o}", "format",
+			   &format, "version", &version, "backend", &backend,
+			   "mps_started", &mps, "vgpus", &list, "scheduler",
+			   &sched, "swap", &swap)) {
 		snprintf(err, errlen,
 			 "%s: line 1: not a vgpud state file (%s); move it "
 			 "aside to start empty",
@@ -518,6 +527,12 @@ int daemon_state_load(struct daemon *d, bool *mps_started, char *err,
 		goto out;
 	}
 	if (sched && daemon_sched_from_json(d, sched, what, sizeof(what))) {
+		snprintf(err, errlen,
+			 "%s: line 1: %s; move it aside to start empty",
+			 d->state_path, what);
+		goto out;
+	}
+	if (swap && daemon_swap_from_json(d, swap, what, sizeof(what))) {
 		snprintf(err, errlen,
 			 "%s: line 1: %s; move it aside to start empty",
 			 d->state_path, what);

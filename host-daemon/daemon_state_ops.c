@@ -55,6 +55,11 @@ static struct daemon_vgpu_state *vst(struct daemon_vgpu *v)
 	return v->st;
 }
 
+struct daemon_vgpu_state *daemon_state_of(struct daemon_vgpu *v)
+{
+	return vst(v);
+}
+
 bool daemon_state_suspended(const struct daemon_vgpu *v)
 {
 	return v->st && v->st->suspended;
@@ -187,7 +192,8 @@ static bool running(struct daemon *d, struct daemon_conn *c,
 			"vGPU %s is not running (%s); %s it once "
 			"it runs",
 			v->cfg.name,
-			v->st->suspended ? "suspended"
+			v->st->swap.swapped ? "swapped out"
+			: v->st->suspended  ? "suspended"
 			: v->state == VGPU_ADMIN_STATE_RESTARTING
 				? "restarting after a fault"
 			: v->state == VGPU_ADMIN_STATE_STARTING ? "starting"
@@ -240,22 +246,25 @@ static bool file_ok(struct daemon *d, struct daemon_conn *c, int fd, bool write)
 	return true;
 }
 
-/* Remember what is in flight and park c until SAVED. */
+/* Remember what is in flight and park c (NULL: nobody waits: a swap)
+ * until SAVED. */
 static void start_op(struct daemon *d, struct daemon_conn *c,
 		     struct daemon_vgpu *v, uint32_t seq, uint32_t op,
-		     const struct vgpu_admin_request *req)
+		     bool progress)
 {
 	struct daemon_vgpu_state *st = v->st;
 
+	(void)d;
 	st->busy = true;
 	st->seq = seq;
 	st->op = op;
 	st->waiter = c;
-	st->progress = req->flags & VGPU_ADMIN_PROGRESS;
+	st->progress = progress;
 	st->started_ms = daemon_now_ms();
 	st->deadline = st->started_ms + DAEMON_STATE_TIMEOUT_MS;
 	st->from_gpu = v->cfg.gpu;
-	c->parked = true;
+	if (c)
+		c->parked = true;
 }
 
 static uint32_t next_seq(struct daemon *d)
@@ -280,7 +289,9 @@ static void admin_suspend(struct daemon *d, struct daemon_conn *c,
 		goto out;
 	if (v->st->suspended) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BUSY, v,
-				   "vGPU %s is suspended already", v->cfg.name);
+				   "vGPU %s is %s already", v->cfg.name,
+				   v->st->swap.swapped ? "swapped out"
+						       : "suspended");
 		goto out;
 	}
 	if (!idle(d, c, v, "suspend") || !running(d, c, v, "suspend"))
@@ -313,7 +324,7 @@ static void admin_suspend(struct daemon *d, struct daemon_conn *c,
 	daemon_log("suspending vGPU %s (to %s)", v->cfg.name,
 		   req->flags & VGPU_ADMIN_STATE_FILE ? "a file"
 						      : "host memory");
-	start_op(d, c, v, q.seq, q.op, req);
+	start_op(d, c, v, q.seq, q.op, req->flags & VGPU_ADMIN_PROGRESS);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -349,11 +360,13 @@ static void resume_fresh(struct daemon *d, struct daemon_conn *c,
 			   v->cfg.name, v->cfg.gpu);
 }
 
-/* Where a resume or migration goes; answers c and returns false if
- * nowhere. */
+/* Where a resume (req given: it may swap idle vGPUs out to make room,
+ * fd its file) or a migration goes; answers c (or parks it for the
+ * swap) and returns false if nowhere now. */
 static bool place(struct daemon *d, struct daemon_conn *c,
 		  struct daemon_vgpu *v, uint32_t gpu, uint32_t not_gpu,
-		  struct plan_move *m)
+		  struct plan_move *m, const struct vgpu_admin_request *req,
+		  int fd)
 {
 	char err[VGPU_MESSAGE_MAX];
 
@@ -375,6 +388,8 @@ static bool place(struct daemon *d, struct daemon_conn *c,
 			     gpu == VGPU_ADMIN_GPU_ANY ? PLAN_GPU_ANY : gpu,
 			     not_gpu, v->sms ? v->sms : 1, v->cfg.memory_quota,
 			     m, err, sizeof(err))) {
+		if (req && daemon_swap_resume(d, c, v, req, fd, err))
+			return false;
 		daemon_admin_reply(d, c, VGPU_ADMIN_NO_ROOM, NULL,
 				   "vGPU %s cannot go there: %s", v->cfg.name,
 				   err);
@@ -402,7 +417,8 @@ static void admin_resume(struct daemon *d, struct daemon_conn *c,
 		goto out;
 	if ((req->flags & VGPU_ADMIN_STATE_FILE) && !file_ok(d, c, fd, false))
 		goto out;
-	if (!place(d, c, v, req->gpu, PLAN_GPU_ANY, &m))
+	if (!place(d, c, v, req->gpu, PLAN_GPU_ANY, &m, req,
+		   req->flags & VGPU_ADMIN_STATE_FILE ? fd : -1))
 		goto out;
 	if (!v->pid || v->ctl_fd < 0 || !v->ready) {
 		resume_fresh(d, c, v, &m);
@@ -432,7 +448,7 @@ static void admin_resume(struct daemon *d, struct daemon_conn *c,
 		   m.sms,
 		   req->flags & VGPU_ADMIN_STATE_FILE ? " from another file"
 						      : "");
-	start_op(d, c, v, q.seq, q.op, req);
+	start_op(d, c, v, q.seq, q.op, req->flags & VGPU_ADMIN_PROGRESS);
 	v->st->holding = true;
 	v->st->move = m;
 out:
@@ -467,7 +483,7 @@ static void admin_migrate(struct daemon *d, struct daemon_conn *c,
 				   v->cfg.gpu);
 		return;
 	}
-	if (!place(d, c, v, req->gpu, v->cfg.gpu, &m))
+	if (!place(d, c, v, req->gpu, v->cfg.gpu, &m, NULL, -1))
 		return;
 	if (plan_move_hold(d->plan, &m)) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
@@ -490,9 +506,75 @@ static void admin_migrate(struct daemon *d, struct daemon_conn *c,
 	}
 	daemon_log("migrating vGPU %s: GPU %u -> %u (%u SMs)", v->cfg.name,
 		   v->cfg.gpu, m.gpu, m.sms);
-	start_op(d, c, v, q.seq, q.op, req);
+	start_op(d, c, v, q.seq, q.op, req->flags & VGPU_ADMIN_PROGRESS);
 	v->st->holding = true;
 	v->st->move = m;
+}
+
+int daemon_state_swap_out(struct daemon *d, struct daemon_vgpu *v, int fd,
+			  uint32_t wait_ms, char *err, size_t errlen)
+{
+	struct daemon_vgpu_state *st = vst(v);
+	struct vgpu_ctl_save q;
+	int e;
+
+	if (!st) {
+		snprintf(err, errlen, "vgpud is out of memory");
+		return -1;
+	}
+	if (st->busy || st->suspended || v->ctl_fd < 0 || !v->ready) {
+		snprintf(err, errlen, "it is busy, suspended or not running");
+		return -1;
+	}
+	memset(&q, 0, sizeof(q));
+	q.seq = next_seq(d);
+	q.op = VGPU_STATE_SUSPEND;
+	q.wait_ms = wait_ms;
+	e = ctl_send(v->ctl_fd, VGPU_CTL_SAVE, &q, sizeof(q), fd);
+	if (e) {
+		snprintf(err, errlen, "cannot reach its worker: %s",
+			 strerror(-e));
+		return -1;
+	}
+	start_op(d, NULL, v, q.seq, q.op, false);
+	return 0;
+}
+
+int daemon_state_swap_in(struct daemon *d, struct daemon_vgpu *v,
+			 const struct plan_move *m, char *err, size_t errlen)
+{
+	struct daemon_vgpu_state *st = vst(v);
+	struct vgpu_ctl_restore q;
+	int e;
+
+	if (!st || st->busy || !st->suspended || !v->pid || v->ctl_fd < 0 ||
+	    !v->ready) {
+		snprintf(err, errlen,
+			 "it is busy, not suspended or has no "
+			 "worker");
+		return -1;
+	}
+	if (plan_move_hold(d->plan, m)) {
+		snprintf(err, errlen, "the planner could not hold the place");
+		return -1;
+	}
+	memset(&q, 0, sizeof(q));
+	q.seq = next_seq(d);
+	q.op = VGPU_STATE_RESUME;
+	q.gpu = m->gpu;
+	q.ngroups = m->ngroups;
+	memcpy(q.groups, m->groups, m->ngroups * sizeof(m->groups[0]));
+	e = ctl_send(v->ctl_fd, VGPU_CTL_RESTORE, &q, sizeof(q), -1);
+	if (e) {
+		plan_move_unhold(d->plan, m);
+		snprintf(err, errlen, "cannot reach its worker: %s",
+			 strerror(-e));
+		return -1;
+	}
+	start_op(d, NULL, v, q.seq, q.op, false);
+	st->holding = true;
+	st->move = *m;
+	return 0;
 }
 
 void daemon_state_admin(struct daemon *d, struct daemon_conn *c,
@@ -693,6 +775,7 @@ void daemon_state_saved(struct daemon *d, struct daemon_vgpu *v,
 		daemon_log("vGPU %s: %s refused by its worker: %s (CUresult "
 			   "%d)",
 			   v->cfg.name, op_name(r->op), r->message, r->status);
+		daemon_swap_saved(d, v, r);
 		if (c)
 			daemon_admin_reply(d, c, admin_status(r->status), NULL,
 					   "vGPU %s: %s failed: %.200s",
@@ -705,6 +788,7 @@ void daemon_state_saved(struct daemon *d, struct daemon_vgpu *v,
 		   "ms in all",
 		   v->cfg.name, op_name(r->op), r->bytes / 1048576.0,
 		   r->blackout_ns / 1e6, r->total_ns / 1e6);
+	daemon_swap_saved(d, v, r);
 	if (c)
 		reply_done(d, c, v, r);
 }
@@ -769,6 +853,7 @@ void daemon_state_abort(struct daemon *d, struct daemon_vgpu *v,
 		plan_move_unhold(d->plan, &st->move);
 	st->holding = false;
 	daemon_log("vGPU %s: %s failed: %s", v->cfg.name, op_name(st->op), why);
+	daemon_swap_aborted(d, v, why);
 	if (c)
 		daemon_admin_reply(d, c, VGPU_ADMIN_WORKER_FAILED, NULL,
 				   "vGPU %s: %s failed: %s", v->cfg.name,
@@ -780,18 +865,22 @@ void daemon_state_worker_gone(struct daemon *d, struct daemon_vgpu *v)
 	v->state = VGPU_ADMIN_STATE_SUSPENDED;
 	v->retry_at = 0;
 	d->state_dirty = true;
+	daemon_swap_worker_gone(d, v); /* a swapped-out one is only that */
 }
 
 void daemon_state_adopted(struct daemon *d, struct daemon_vgpu *v)
 {
-	(void)d;
 	if (daemon_state_suspended(v))
 		v->state = VGPU_ADMIN_STATE_SUSPENDED;
+	daemon_swap_adopted(d, v); /* SWAPPED, when it was */
 }
 
 int64_t daemon_state_deadline(const struct daemon_vgpu *v)
 {
-	return v->st && v->st->busy ? v->st->deadline : 0;
+	int64_t a = v->st && v->st->busy ? v->st->deadline : 0;
+	int64_t b = daemon_swap_deadline(v);
+
+	return a && (!b || a < b) ? a : b;
 }
 
 void daemon_state_timers(struct daemon *d, int64_t now)
@@ -817,6 +906,7 @@ void daemon_state_timers(struct daemon *d, int64_t now)
 					   DAEMON_STATE_TIMEOUT_MS / 1000);
 		st->waiter = NULL;
 	}
+	daemon_swap_timers(d, now);
 }
 
 void daemon_state_vgpu_free(struct daemon *d, struct daemon_vgpu *v)
@@ -825,6 +915,7 @@ void daemon_state_vgpu_free(struct daemon *d, struct daemon_vgpu *v)
 
 	if (!st)
 		return;
+	daemon_swap_vgpu_free(d, v);
 	if (st->busy && st->waiter)
 		daemon_admin_reply(d, st->waiter, VGPU_ADMIN_WORKER_FAILED,
 				   NULL, "vGPU %s is gone", v->cfg.name);
@@ -840,6 +931,7 @@ void daemon_state_close_waiters(struct daemon *d)
 {
 	struct daemon_vgpu *v;
 
+	daemon_swap_close_waiters(d);
 	for (v = d->vgpus; v; v = v->next) {
 		if (!v->st || !v->st->waiter)
 			continue;
@@ -856,12 +948,19 @@ void daemon_state_close_waiters(struct daemon *d)
 struct json_t *daemon_state_vgpu_json(const struct daemon_vgpu *v)
 {
 	bool susp = daemon_state_suspended(v);
+	json_t *sw = daemon_swap_vgpu_json(v), *j;
 
-	if (!susp && !v->cfg.save_interval_ms)
+	if (!susp && !v->cfg.save_interval_ms && !sw)
 		return NULL;
-	return json_pack("{s:b, s:I}", "suspended", (int)susp,
-			 "save_interval_ms",
-			 (json_int_t)v->cfg.save_interval_ms);
+	j = json_pack("{s:b, s:I}", "suspended", (int)susp, "save_interval_ms",
+		      (json_int_t)v->cfg.save_interval_ms);
+	if (j && sw && json_object_set_new(j, "swap", sw)) {
+		json_decref(j);
+		return NULL;
+	}
+	if (!j)
+		json_decref(sw);
+	return j;
 }
 
 bool daemon_state_json_suspended(struct json_t *st)
@@ -874,15 +973,15 @@ bool daemon_state_json_suspended(struct json_t *st)
 int daemon_state_vgpu_from_json(struct daemon *d, struct daemon_vgpu *v,
 				struct json_t *st, char *err, size_t errlen)
 {
+	json_t *sw = NULL;
 	json_error_t je;
 	json_int_t ms;
 	int susp;
 
-	(void)d;
 	if (!st)
 		return 0;
-	if (json_unpack_ex(st, &je, JSON_STRICT, "{s:b, s:I}", "suspended",
-			   &susp, "save_interval_ms", &ms)) {
+	if (json_unpack_ex(st, &je, JSON_STRICT, "{s:b, s:I, s?o}", "suspended",
+			   &susp, "save_interval_ms", &ms, "swap", &sw)) {
 		snprintf(err, errlen, "vGPU %s: \"state\": %s", v->cfg.name,
 			 je.text);
 		return -1;
@@ -901,6 +1000,15 @@ int daemon_state_vgpu_from_json(struct daemon *d, struct daemon_vgpu *v,
 			return -1;
 		}
 		v->st->suspended = true;
+	}
+	if (sw && daemon_swap_vgpu_from_json(d, v, sw, err, errlen))
+		return -1;
+	if (sw && v->st->swap.swapped && !susp) {
+		snprintf(err, errlen,
+			 "vGPU %s: \"swap\" says swapped out, \"suspended\" "
+			 "says not",
+			 v->cfg.name);
+		return -1;
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <vgpu/control.h>
 
 #include "daemon.h"
+#include "daemon_swap.h"
 #include "plan_move.h"
 
 /* A worker that makes no progress on a SAVE or RESTORE for this long:
@@ -44,7 +45,22 @@ struct daemon_vgpu_state {
 	int64_t sp_last_ms;
 	uint64_t sp_last_bytes, sp_last_blackout_ns;
 	bool recovering; /* a RECOVER was sent to the new worker */
+	/* swapped out by vgpud to make room (daemon_swap.h) */
+	struct daemon_swap_vgpu swap;
 };
+
+/* v's part, made on first use (NULL without memory). */
+struct daemon_vgpu_state *daemon_state_of(struct daemon_vgpu *v);
+/*
+ * Swapping (daemon_swap.c): suspend running v to fd (a new file; vgpud
+ * keeps nothing of it), its clients' calls failing after wait_ms; resume
+ * suspended v onto m from the file its worker kept. Nobody is waiting:
+ * SAVED goes to daemon_swap_saved. 0, or -1 with a sentence in err.
+ */
+int daemon_state_swap_out(struct daemon *d, struct daemon_vgpu *v, int fd,
+			  uint32_t wait_ms, char *err, size_t errlen);
+int daemon_state_swap_in(struct daemon *d, struct daemon_vgpu *v,
+			 const struct plan_move *m, char *err, size_t errlen);
 
 /* vgpu-admin suspend / resume / migrate (fd: a descriptor that came with
  * the request, or -1; taken over). */

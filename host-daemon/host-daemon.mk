@@ -5,3 +5,4 @@ include host-daemon/worker.mk
 include host-daemon/daemon.mk
 include host-daemon/blueprint.mk
 include host-daemon/sched.mk
+include host-daemon/swap.mk

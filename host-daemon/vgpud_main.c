@@ -28,6 +28,7 @@
 #include "daemon_mdev.h"
 #include "daemon_sched.h"
 #include "daemon_state_ops.h"
+#include "daemon_swap.h"
 
 #define VGPUD_DEFAULT_RUN_DIR "/run/vgpu"
 #define VGPUD_DEFAULT_VA_BASE 0x500000000000ull
@@ -936,6 +937,7 @@ out:
 	daemon_mdev_fini(d);
 	mps_stop(&d->mps);
 	daemon_part_fini(d);
+	daemon_swap_fini(d);
 	if (d->admin_fd >= 0) {
 		close(d->admin_fd);
 		unlink(d->admin_path);

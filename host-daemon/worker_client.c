@@ -73,11 +73,13 @@ struct worker_client {
 	struct ring_layout lay; /* private copy: never re-read from hdr */
 
 	pthread_t thread;
-	int stop;    /* set by the main thread: finish and leave */
-	int serving; /* session set up: stats may read it */
-	int active;  /* has work in hand: a hold waits for it (atomic;
-			worker_sched.h) */
-	int done;    /* the thread has finished and freed the session */
+	int stop;	   /* set by the main thread: finish and leave */
+	int serving;	   /* session set up: stats may read it */
+	int active;	   /* has work in hand: a hold waits for it (atomic;
+			      worker_sched.h) */
+	int done;	   /* the thread has finished and freed the session */
+	bool swap_failing; /* swapped out past vgpud's bound: its queued
+			      calls fail (client thread only) */
 
 	struct worker_session sess;
 };
@@ -372,18 +374,49 @@ static void sqe_copy(struct vgpu_sqe *dst, const struct vgpu_sqe *src)
 }
 
 /*
+ * A vGPU that vgpud swapped out gives up on a call once it has waited
+ * the bound vgpud gave (worker_state.h: worker_swap_wait_ns), and on
+ * the calls queued behind it at once: the client gets a CUDA error
+ * instead of a hang. since: when this wait began.
+ */
+static bool client_swap_gives_up(struct worker_client *c, uint64_t since)
+{
+	uint64_t bound = worker_swap_wait_ns(c->w);
+
+	if (!bound || !worker_frozen(c->w))
+		return false;
+	if (!c->swap_failing && worker_now_ns() - since < bound)
+		return false;
+	if (!c->swap_failing)
+		worker_log(c->w,
+			   "%s: waited %.1f s for the swapped-out vGPU to "
+			   "come back; its calls fail "
+			   "(CUDA_ERROR_DEVICE_UNAVAILABLE) until it is back",
+			   c->label, (worker_now_ns() - since) / 1e9);
+	c->swap_failing = true;
+	return true;
+}
+
+/*
  * The vGPU is held (worker_sched.h): stand aside until it is not, still
- * noticing the client leaving and a stop. 0 to go on, -1 to leave.
+ * noticing the client leaving and a stop. 0 to go on, -1 to leave, 1 to
+ * answer the next descriptor with an error (swapped out too long).
  */
 static int client_hold(struct worker_client *c)
 {
+	uint64_t t0 = worker_now_ns();
+
 	for (;;) {
+		if (client_swap_gives_up(c, t0))
+			return 1;
 		__atomic_store_n(&c->active, 0, __ATOMIC_SEQ_CST);
 		if (client_sleep(c, WORKER_HOLD_POLL_MS) < 0)
 			return -1;
 		__atomic_store_n(&c->active, 1, __ATOMIC_SEQ_CST);
-		if (!worker_sched_held(c->w) && !worker_frozen(c->w))
+		if (!worker_sched_held(c->w) && !worker_frozen(c->w)) {
+			c->swap_failing = false;
 			return 0;
+		}
 	}
 }
 
@@ -399,12 +432,14 @@ static void client_serve(struct worker_client *c)
 	struct vgpu_sqe sqe;
 	struct vgpu_cqe cqe;
 	uint32_t head = 0, cq_tail = 0, tail;
+	int held;
 
 	for (;;) {
 		if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
 			return;
 		tail = ring_load_acquire(&h->sq_tail);
 		if (tail == head) {
+			c->swap_failing = false; /* a new call waits anew */
 			if (c->active)
 				__atomic_store_n(&c->active, 0,
 						 __ATOMIC_SEQ_CST);
@@ -422,8 +457,9 @@ static void client_serve(struct worker_client *c)
 		while (head != tail) {
 			/* held by the scheduler, or frozen for a save or a
 			 * migration (worker_state.h) */
+			held = 0;
 			if ((worker_sched_gate(c->w) || worker_frozen(c->w)) &&
-			    client_hold(c) < 0)
+			    (held = client_hold(c)) < 0)
 				return;
 			if (client_wait_cq(c, cq_tail) < 0)
 				return;
@@ -431,7 +467,13 @@ static void client_serve(struct worker_client *c)
 			head++;
 			ring_store_release(&h->sq_head, head);
 
-			worker_exec(&c->sess, &sqe, &cqe);
+			if (held > 0) { /* swapped out too long: not run */
+				memset(&cqe, 0, sizeof(cqe));
+				cqe.tag = sqe.tag;
+				cqe.status = CUDA_ERROR_DEVICE_UNAVAILABLE;
+			} else {
+				worker_exec(&c->sess, &sqe, &cqe);
+			}
 
 			cq[cq_tail & (cq_n - 1)] = cqe;
 			cq_tail++;

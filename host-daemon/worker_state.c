@@ -495,6 +495,8 @@ static void do_suspend(struct worker *w, const struct vgpu_ctl_save *q, int fd)
 	st->suspended_bytes = bytes;
 	st->file_fd = fd;
 	fd = -1;
+	__atomic_store_n(&st->swap_wait_ns, (uint64_t)q->wait_ms * 1000000ull,
+			 __ATOMIC_RELEASE);
 	memset(&r, 0, sizeof(r));
 	r.seq = q->seq;
 	r.op = q->op;
@@ -962,7 +964,7 @@ void worker_state_restore(struct worker *w, const void *payload, uint32_t len,
 			  int fd)
 {
 	struct vgpu_ctl_restore q;
-	uint64_t seen = 0;
+	uint64_t seen = 0, bound;
 	uint32_t i;
 
 	if (len != sizeof(q)) {
@@ -1003,7 +1005,14 @@ void worker_state_restore(struct worker *w, const void *payload, uint32_t len,
 	w->state->op = q.op;
 	switch (q.op) {
 	case VGPU_STATE_RESUME:
+		/* no call gives up on a swap-out while it comes back; a
+		 * failed resume leaves the bound as it was */
+		bound = __atomic_exchange_n(&w->state->swap_wait_ns, 0,
+					    __ATOMIC_ACQ_REL);
 		do_resume(w, &q, fd);
+		if (w->state->suspended)
+			__atomic_store_n(&w->state->swap_wait_ns, bound,
+					 __ATOMIC_RELEASE);
 		break;
 	case VGPU_STATE_MIGRATE:
 		if (fd >= 0)

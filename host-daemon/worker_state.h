@@ -34,6 +34,9 @@ struct worker_state {
 	int file_fd;	    /* the suspend's file, kept for RESUME; -1: none */
 	char file_what[48]; /* "the state file" or "host memory" */
 	uint64_t suspended_bytes;
+	/* a swap-out's bound (VGPU_CTL_SAVE.wait_ms) in ns while suspended,
+	 * 0 otherwise and while a resume runs (atomic: client threads) */
+	uint64_t swap_wait_ns;
 	/* periodic save points (worker_savepoint.c) */
 	uint32_t interval_ms; /* 0: none */
 	uint64_t next_ns;     /* the next one is due then */
@@ -140,6 +143,15 @@ static inline void worker_note_launch(struct worker *w)
 {
 	if (w->dirty && !__atomic_load_n(&w->dirty_all, __ATOMIC_RELAXED))
 		__atomic_store_n(&w->dirty_all, 1, __ATOMIC_RELAXED);
+}
+
+/* A swapped-out vGPU: how long a client's call may wait for it to come
+ * back before it fails (0: no bound). Any thread. */
+static inline uint64_t worker_swap_wait_ns(const struct worker *w)
+{
+	return w->state ? __atomic_load_n(&w->state->swap_wait_ns,
+					  __ATOMIC_ACQUIRE)
+			: 0;
 }
 
 /* Whether the vGPU's memory is unmapped (suspended). */

@@ -82,6 +82,20 @@
  *   SUSPEND, RESUME, MIGRATE with flags VGPU_ADMIN_PROGRESS: vgpud may
  *              send responses with status VGPU_ADMIN_IN_PROGRESS
  *              (progress: bytes done of total) before the answer.
+ *
+ * Since 1.4 (swapping idle vGPUs out, docs/DESIGN.md "Swap"):
+ *   SWAP       name empty: GPU gpu's swap: mode (enum
+ *              vgpu_admin_swap_mode, OFF or ON), idle_ms, wait_ms; a
+ *              name: that vGPU's swap.mode (OFF: never, ON: allowed,
+ *              GPU: as its GPU says; idle_ms and wait_ms 0). 0 in a
+ *              field: unchanged; nothing to change: a query (gpu
+ *              _GPU_ANY). -> swap: every GPU's settings and, paged like
+ *              LIST from first, each vGPU's (swapped out, why).
+ *   CREATE     flags VGPU_ADMIN_CREATE_SWAP_ALLOW or _NEVER: the vGPU's
+ *              swap mode (neither: as its GPU says).
+ *   entries, TOP, SCHED: state VGPU_ADMIN_STATE_SWAPPED, a vGPU vgpud
+ *              swapped out; SUSPEND, RESUME and MIGRATE treat it as
+ *              SUSPENDED (RESUME brings it back from its swap file).
  */
 #ifndef VGPU_ADMIN_H
 #define VGPU_ADMIN_H
@@ -93,7 +107,7 @@
 
 #define VGPU_ADMIN_MAGIC 0x44414756u /* "VGAD" little-endian */
 #define VGPU_ADMIN_MAJOR 1
-#define VGPU_ADMIN_MINOR 3
+#define VGPU_ADMIN_MINOR 4
 
 #define VGPU_ADMIN_LIST_MAX 32 /* entries per LIST response */
 
@@ -119,14 +133,17 @@ enum vgpu_admin_op {
 	VGPU_ADMIN_MIGRATE = 20,   /* 1.3 */
 	VGPU_ADMIN_POLICY = 21,	   /* 1.3 */
 	VGPU_ADMIN_SCHED = 22,	   /* 1.3 */
+	VGPU_ADMIN_SWAP = 23,	   /* 1.4 */
 };
 
 /* Request flags (1.2); any other bit is refused. */
-#define VGPU_ADMIN_CREATE_MDEV	   0x1u	 /* CREATE: bind to mdev_uuid */
-#define VGPU_ADMIN_CREATE_POLICY   0x2u	 /* CREATE, PLAN_CHECK: policy set */
-#define VGPU_ADMIN_CREATE_RECOVERY 0x4u	 /* CREATE: first = save interval */
-#define VGPU_ADMIN_STATE_FILE	   0x8u	 /* SUSPEND, RESUME: a file comes */
-#define VGPU_ADMIN_PROGRESS	   0x10u /* SUSPEND, RESUME, MIGRATE */
+#define VGPU_ADMIN_CREATE_MDEV	     0x1u  /* CREATE: bind to mdev_uuid */
+#define VGPU_ADMIN_CREATE_POLICY     0x2u  /* CREATE, PLAN_CHECK: policy set */
+#define VGPU_ADMIN_CREATE_RECOVERY   0x4u  /* CREATE: first = save interval */
+#define VGPU_ADMIN_STATE_FILE	     0x8u  /* SUSPEND, RESUME: a file comes */
+#define VGPU_ADMIN_PROGRESS	     0x10u /* SUSPEND, RESUME, MIGRATE */
+#define VGPU_ADMIN_CREATE_SWAP_ALLOW 0x20u /* CREATE: may be swapped out */
+#define VGPU_ADMIN_CREATE_SWAP_NEVER 0x40u /* CREATE: never swapped out */
 
 /* A GPU's scheduling policy (1.3). */
 enum vgpu_admin_mode {
@@ -161,6 +178,23 @@ struct vgpu_admin_gpu_policy {
 				      back this fast; 0xffff: no bound */
 };
 
+/* Swapping idle vGPUs out to make room (1.4). */
+enum vgpu_admin_swap_mode {
+	VGPU_ADMIN_SWAP_OFF = 1, /* GPU: off (default); vGPU: never */
+	VGPU_ADMIN_SWAP_ON = 2,	 /* GPU: on; vGPU: allowed */
+	VGPU_ADMIN_SWAP_GPU = 3, /* vGPU: as its GPU says (default) */
+};
+
+/* SWAP's settings in a request (1.4): 0 in a field = unchanged. */
+struct vgpu_admin_swap {
+	uint8_t mode;	  /* enum vgpu_admin_swap_mode */
+	uint8_t reserved; /* 0 */
+	uint16_t wait_ms; /* GPU: a call waits this long for a swap-in */
+	uint32_t idle_ms; /* GPU: idle this long before a swap-out */
+};
+
+_Static_assert(sizeof(struct vgpu_admin_swap) == 8,
+	       "swap settings must fit the request's reserved space");
 _Static_assert(sizeof(struct vgpu_admin_policy) == 8 &&
 		       sizeof(struct vgpu_admin_gpu_policy) == 8,
 	       "policies must fit the request's reserved space");
@@ -197,6 +231,7 @@ struct vgpu_admin_request {
 		struct vgpu_admin_policy policy;
 		/* POLICY without a name: GPU gpu's (1.3) */
 		struct vgpu_admin_gpu_policy gpu_policy;
+		struct vgpu_admin_swap swap; /* SWAP (1.4) */
 	};
 };
 
@@ -221,6 +256,7 @@ enum vgpu_admin_state {
 	VGPU_ADMIN_STATE_FAILED = 4,	 /* gave up restarting it */
 	VGPU_ADMIN_STATE_STOPPING = 5,	 /* being destroyed */
 	VGPU_ADMIN_STATE_SUSPENDED = 6,	 /* its state saved, GPU freed (1.3) */
+	VGPU_ADMIN_STATE_SWAPPED = 7,	 /* swapped out by vgpud (1.4) */
 };
 
 /* One vGPU as LIST (and CREATE) report it. */
@@ -285,10 +321,11 @@ struct vgpu_admin_mdev {
 
 #define VGPU_ADMIN_MDEV_CREATED 0x1u /* the mdev instance exists */
 #define VGPU_ADMIN_MDEV_OPEN	0x2u /* a VFIO user (a VM) has it open */
-#define VGPU_ADMIN_MDEV_OWNED	0x4u /* composed by vgpud for an instance
-					of a catalogue type (else bound by
-					vgpu-admin create --mdev) */
-#define VGPU_ADMIN_MDEV_READY	0x8u /* the device is READY (pci.h) */
+#define VGPU_ADMIN_MDEV_OWNED                                                  \
+	0x4u			   /* composed by vgpud for an instance        \
+				      of a catalogue type (else bound by       \
+				      vgpu-admin create --mdev) */
+#define VGPU_ADMIN_MDEV_READY 0x8u /* the device is READY (pci.h) */
 
 /* A figure TOP does not have (no NVML, not measured). */
 #define VGPU_ADMIN_NA	 0xffffffffu
@@ -378,6 +415,36 @@ struct vgpu_admin_sched_vgpu {
 	uint32_t reserved[2];
 };
 
+/* A GPU's swap settings as SWAP reports them (1.4); mode 0: no GPU. */
+struct vgpu_admin_swap_gpu {
+	uint32_t index;
+	uint32_t mode;		      /* VGPU_ADMIN_SWAP_OFF or _ON */
+	uint32_t idle_ms;	      /* idle this long: may go out */
+	uint32_t wait_ms;	      /* a call waits this long for it */
+	uint32_t swapped;	      /* its vGPUs out now */
+	uint32_t swap_outs, swap_ins; /* since vgpud started */
+	uint32_t reserved[5];
+};
+
+/* A vGPU as SWAP reports it (1.4). */
+struct vgpu_admin_swap_vgpu {
+	char name[VGPU_NAME_MAX];
+	uint32_t gpu;
+	uint32_t mode;	     /* its own: VGPU_ADMIN_SWAP_OFF, _ON or _GPU */
+	uint32_t allowed;    /* 1: its settings let vgpud swap it out */
+	uint32_t swapped;    /* 1: out (state SWAPPED) */
+	uint32_t failed;     /* 1: its swap-in failed; RESUME retries */
+	uint32_t idle_ms;    /* idle this long; VGPU_ADMIN_NA: busy or
+				not known */
+	uint32_t out_ms;     /* swapped out this long ago */
+	uint32_t waiting_ms; /* has work and waits to come back: this
+				long; 0: not */
+	uint64_t bytes;	     /* in its swap file */
+	uint32_t swap_outs, swap_ins; /* since vgpud started */
+	uint32_t reserved[4];
+	char why[VGPU_MESSAGE_MAX]; /* why it is out, or its swap-in failed */
+};
+
 /* One GPU as GPUS reports it (1.1). */
 struct vgpu_admin_gpu {
 	char name[128];
@@ -427,6 +494,10 @@ struct vgpu_admin_response {
 			struct vgpu_admin_sched_gpu gpus[VGPU_MAX_GPUS];
 			struct vgpu_admin_sched_vgpu vgpus[VGPU_ADMIN_LIST_MAX];
 		} sched;
+		struct { /* SWAP (1.4) */
+			struct vgpu_admin_swap_gpu gpus[VGPU_MAX_GPUS];
+			struct vgpu_admin_swap_vgpu vgpus[VGPU_ADMIN_LIST_MAX];
+		} swap;
 	};
 };
 
@@ -441,6 +512,11 @@ _Static_assert(sizeof(struct vgpu_admin_sched_gpu) * VGPU_MAX_GPUS +
 				       VGPU_ADMIN_LIST_MAX <=
 		       sizeof(struct vgpu_admin_entry) * VGPU_ADMIN_LIST_MAX,
 	       "SCHED must not grow the admin response");
+_Static_assert(sizeof(struct vgpu_admin_swap_gpu) * VGPU_MAX_GPUS +
+			       sizeof(struct vgpu_admin_swap_vgpu) *
+				       VGPU_ADMIN_LIST_MAX <=
+		       sizeof(struct vgpu_admin_entry) * VGPU_ADMIN_LIST_MAX,
+	       "SWAP must not grow the admin response");
 _Static_assert(sizeof(struct vgpu_admin_mdev) <=
 		       sizeof(struct vgpu_admin_entry),
 	       "MDEVS must not grow the admin response");

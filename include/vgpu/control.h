@@ -226,7 +226,13 @@ struct vgpu_ctl_save {
 	uint32_t seq;
 	uint32_t op;	     /* VGPU_STATE_SUSPEND */
 	uint32_t timeout_ms; /* for the kernel boundary; 0: the default */
-	uint32_t reserved[5];
+	/* SUSPEND of a swap-out (vgpud made room; docs/DESIGN.md "Swap"):
+	 * while suspended, a client's call that has waited this long fails
+	 * with CUDA_ERROR_DEVICE_UNAVAILABLE, and so do the calls queued
+	 * behind it; the client's next call waits anew. 0: calls wait
+	 * until the resume (an older vgpud sends 0 here). */
+	uint32_t wait_ms;
+	uint32_t reserved[4];
 };
 
 /* VGPU_CTL_RESTORE */

@@ -15,6 +15,9 @@
  * plan-check-bad-isolation, plan-check-huge-sms, plan-check-ok (answers
  * OK and creates nothing), gpus-with-garbage (reserved bytes and name
  * ignored: OK).
+ * Admin 1.4 (swap): swap-gpu-mode, swap-vgpu-mode, swap-idle, swap-wait,
+ * swap-reserved, swap-unterminated, swap-no-gpu, swap-flags (CREATE with
+ * swap allowed and never), swap-query (OK).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -242,6 +245,45 @@ int main(int argc, char **argv)
 		memset(q.reserved, 0xff, sizeof(q.reserved));
 		hostile_send(fd, &q, sizeof(q));
 		rc = expect(fd, VGPU_ADMIN_OK, 0);
+	} else if (!strncmp(attack, "swap-", 5) &&
+		   strcmp(attack, "swap-flags")) {
+		int32_t want = VGPU_ADMIN_BAD_REQUEST;
+
+		request_init(&q, VGPU_ADMIN_SWAP);
+		q.gpu = 0;
+		q.swap.mode = VGPU_ADMIN_SWAP_ON;
+		if (!strcmp(attack, "swap-gpu-mode")) {
+			q.swap.mode = VGPU_ADMIN_SWAP_GPU; /* a vGPU's only */
+		} else if (!strcmp(attack, "swap-vgpu-mode")) {
+			snprintf(q.name, sizeof(q.name), "a");
+			q.swap.mode = 9;
+		} else if (!strcmp(attack, "swap-idle")) {
+			q.swap.idle_ms = 1;
+		} else if (!strcmp(attack, "swap-wait")) {
+			q.swap.wait_ms = 0xffff;
+		} else if (!strcmp(attack, "swap-reserved")) {
+			q.swap.reserved = 1;
+		} else if (!strcmp(attack, "swap-unterminated")) {
+			memset(q.name, 'w', sizeof(q.name));
+		} else if (!strcmp(attack, "swap-no-gpu")) {
+			q.gpu = VGPU_ADMIN_GPU_ANY;
+		} else if (!strcmp(attack, "swap-query")) {
+			q.gpu = VGPU_ADMIN_GPU_ANY;
+			q.swap.mode = 0;
+			q.first = 0xffffffffu;
+			want = VGPU_ADMIN_OK;
+		} else {
+			fprintf(stderr, "unknown attack %s\n", attack);
+			close(fd);
+			return 2;
+		}
+		hostile_send(fd, &q, sizeof(q));
+		rc = expect(fd, want, 0);
+	} else if (!strcmp(attack, "swap-flags")) {
+		q.flags = VGPU_ADMIN_CREATE_SWAP_ALLOW |
+			  VGPU_ADMIN_CREATE_SWAP_NEVER;
+		hostile_send(fd, &q, sizeof(q));
+		rc = expect(fd, VGPU_ADMIN_BAD_REQUEST, 0);
 	} else if (!strcmp(attack, "permission")) {
 		request_init(&q, VGPU_ADMIN_LIST);
 		hostile_send(fd, &q, sizeof(q));

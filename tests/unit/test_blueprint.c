@@ -369,7 +369,7 @@ static void blueprint_rejects_unknown_field(void **state)
 		    "t.yaml:5:1: unknown field 'sm' (allowed: version, name, "
 		    "consumer, gpu, sms, slices, memory, isolation, "
 		    "kernel_time_limit, min_sms, max_sms, weight, priority, "
-		    "recovery)");
+		    "recovery, swap)");
 }
 
 static void blueprint_rejects_unknown_field_in_consumer(void **state)
