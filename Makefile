@@ -7,6 +7,7 @@
 #   make test       install test dependencies, build, run every test
 #   make vm-test    the same for the VM suite only (vm-images/README.md)
 #   make demo       install what is needed, build, run the demo
+#   make demo-vm    only its VM part (two guests on vGPUs; scripts/demo-vm.sh)
 #   make gpu-check  on the GPU machine: build, check and measure (no installs)
 #   make bench      on the GPU machine: the benchmarks only
 
@@ -33,7 +34,7 @@ endif
 # NVIDIA's arch for test/bench kernels: Hopper (H100/H200).
 CUDA_ARCH ?= sm_90
 
-.PHONY: all unit-tests test demo gpu-check bench check-nvcc clean format install
+.PHONY: all unit-tests test demo demo-vm gpu-check bench check-nvcc clean format install
 # all: the programs, libraries, kernels and test programs (no extra
 # libraries needed, so it builds on the GPU machine too); unit-tests: the
 # cmocka unit tests (libcmocka-dev, installed by make test).
@@ -63,6 +64,11 @@ demo: check-nvcc
 	@scripts/install-deps.sh build
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
+
+demo-vm: check-nvcc
+	@scripts/install-deps.sh build
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) scripts/demo-vm.sh
 
 gpu-check: check-nvcc
 	@$(MAKE) --no-print-directory all
@@ -94,4 +100,5 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
+# (not under $(BUILD)/vm: the VM images hold files like Debian's invoke-rc.d)
+-include $(shell find $(BUILD) -path $(BUILD)/vm -prune -o -name '*.d' -type f -print 2>/dev/null)

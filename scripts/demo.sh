@@ -6,7 +6,9 @@
 # GPU, otherwise the CPU simulator, and it says so), composes a 16-SM vGPU,
 # runs two unmodified CUDA driver-API programs on it through our
 # libcuda.so.1, shows `vgpu-admin list`, destroys the vGPU and stops
-# vgpud. Everything it started is stopped and removed on any failure.
+# vgpud. Then the VM path (scripts/demo-vm.sh), where the machine can run
+# it: two guests in VMs on vGPUs; else one line says why it is skipped.
+# Everything it started is stopped and removed on any failure.
 # Needs root (vgpud's admin socket is root-only; it creates the `vgpu`
 # user its workers run as).
 set -euo pipefail
@@ -152,6 +154,9 @@ timeout 60 "$ADMIN" --run-dir "$run_dir" destroy "$NAME"
 step "stopping vgpud"
 stop_vgpud
 echo "vgpud stopped cleanly"
+
+step "the VM path: vGPUs for virtual machines (scripts/demo-vm.sh)"
+BUILD="$BUILD" scripts/demo-vm.sh
 
 echo
 if [ "$backend" = sim ]; then

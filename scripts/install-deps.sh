@@ -5,6 +5,8 @@
 #   install-deps.sh build   compiler and make (make demo, make all)
 #   install-deps.sh test    + cmocka, valgrind, binutils, procps, util-linux,
 #                           qemu-system-x86, cpio, bc, libelf1 (VM tests)
+#   install-deps.sh demo-vm + qemu-system-x86, cpio, bc, libelf1 only (the
+#                           demo's VM part, scripts/demo-vm.sh)
 # What is already there is not installed again, so a machine without a
 # network (the GPU machine) that has the tools passes without apt-get.
 set -euo pipefail
@@ -15,13 +17,15 @@ pkgs=(libc6-dev libyaml-dev libjansson-dev)
 if [ "$what" = test ]; then
 	need+=([valgrind]=valgrind [pgrep]=procps [setpriv]=util-linux
 		[useradd]=passwd)
+	pkgs+=(libcmocka-dev)
+fi
+if [ "$what" = test ] || [ "$what" = demo-vm ]; then
 	# the VM tests (vm-images/): QEMU, cpio for the initramfs, bc and
 	# libelf1 for Kbuild (make modules); the kernel, busybox and mdevctl
 	# come as .debs (apt-get download)
 	need+=([qemu-system-x86_64]=qemu-system-x86 [cpio]=cpio [bc]=bc)
 	ldconfig -p 2>/dev/null | grep -q 'libelf\.so\.1 ' ||
 		need+=([libelf.so.1]=libelf1)
-	pkgs+=(libcmocka-dev)
 fi
 missing=()
 for cmd in "${!need[@]}"; do
