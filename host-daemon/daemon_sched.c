@@ -266,8 +266,12 @@ uint32_t daemon_sched_collect(struct daemon *d, uint32_t gpu,
 	uint32_t k = 0;
 
 	for (v = d->vgpus; v && k < n; v = v->next) {
+		/* a suspended or swapped-out vGPU holds no groups, whatever
+		 * its config still names (another may hold them now) */
 		if (v->cfg.gpu != gpu || on_leftover(d, v) ||
-		    !daemon_sched_vgpu(v))
+		    !daemon_sched_vgpu(v) ||
+		    v->state == VGPU_ADMIN_STATE_SUSPENDED ||
+		    v->state == VGPU_ADMIN_STATE_SWAPPED)
 			continue;
 		daemon_sched_policy_of(d, v, &pv[k]);
 		/* a vGPU nothing is known about yet (its worker has not

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctl_msg.h"
 #include "worker_part.h"
@@ -67,7 +68,9 @@ static void send_activity(struct worker *w, uint32_t seq, uint32_t busy,
 void worker_sched_busy_edge(struct worker *w)
 {
 	struct worker_sched *s = w->sched;
+	uint64_t one = 1;
 	int idle = 0;
+	ssize_t n;
 
 	/* one thread wins the edge; the others see busy already */
 	if (!__atomic_compare_exchange_n(&s->busy, &idle, 1, false,
@@ -75,6 +78,11 @@ void worker_sched_busy_edge(struct worker *w)
 		return;
 	send_activity(w, 0, 1, __atomic_load_n(&s->hold, __ATOMIC_RELAXED), 0,
 		      0);
+	/* the main loop sleeps long while idle: wake it, so that its tick
+	 * watches for the idle edge from now on (else up to a stats period
+	 * late) */
+	n = write(w->wake_fd, &one, sizeof(one));
+	(void)n;
 }
 
 /* Whether something of the vGPU may still run on the GPU. */
