@@ -18,3 +18,4 @@ vm-test: check-nvcc
 	@BUILD=$(BUILD) VM_BUILD=$(VM_BUILD) tests/run.sh vm.sh vm_l2.sh
 
 include vm-images/libvirt.mk
+include vm-images/guest-image.mk
