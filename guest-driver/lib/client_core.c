@@ -85,13 +85,20 @@ static int client_connect(struct client *c, const char **name)
 		*name = c->transport.vgpu_name;
 		return 0;
 	}
-	if (!path || !*path)
-		path = CLIENT_DEFAULT_SOCKET;
 	if (!*name || !**name) {
-		fprintf(stderr,
-			"vgpu: VGPU is not set: name the vGPU to use\n");
+		if (path && *path)
+			fprintf(stderr, "vgpu: VGPU is not set: name the "
+					"vGPU to use\n");
+		else /* nothing says where it runs: a VM or a host */
+			fprintf(stderr,
+				"vgpu: no vGPU: in a VM there is no %s (is "
+				"vgpu_guest.ko loaded and a vGPU attached?); "
+				"on a host, set VGPU to the vGPU's name\n",
+				CLIENT_DEFAULT_DEVICE);
 		return -1;
 	}
+	if (!path || !*path)
+		path = CLIENT_DEFAULT_SOCKET;
 	if (client_transport_connect(&c->transport, path, *name, err,
 				     sizeof(err))) {
 		fprintf(stderr, "vgpu: %s\n", err);

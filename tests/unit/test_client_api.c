@@ -247,7 +247,11 @@ static int child_cuinit(const char *vgpu, const char *sock, char *err,
 			setenv("VGPU", vgpu, 1);
 		else
 			unsetenv("VGPU");
-		setenv("VGPU_SOCKET", sock, 1);
+		if (sock)
+			setenv("VGPU_SOCKET", sock, 1);
+		else
+			unsetenv("VGPU_SOCKET");
+		unsetenv("VGPU_DEVICE");
 		_exit(cuInit(0));
 	}
 	close(p[1]);
@@ -334,6 +338,13 @@ static void api_cuinit_says_why_there_is_no_device(void **state)
 		CUDA_ERROR_NO_DEVICE);
 	assert_string_equal(err,
 			    "vgpu: VGPU is not set: name the vGPU to use\n");
+	/* nothing set and no /dev/vgpu0: a sentence for a VM and a host */
+	if (access("/dev/vgpu0", F_OK) != 0) {
+		assert_int_equal(child_cuinit(NULL, NULL, err, sizeof(err)),
+				 CUDA_ERROR_NO_DEVICE);
+		assert_non_null(strstr(err, "in a VM there is no /dev/vgpu0"));
+		assert_non_null(strstr(err, "on a host, set VGPU"));
+	}
 	assert_int_equal(
 		child_cuinit("a", "/nonexistent/x.sock", err, sizeof(err)),
 		CUDA_ERROR_NO_DEVICE);
