@@ -27,9 +27,11 @@ YAML_LIBS    := -lyaml
 JANSSON_LIBS := -ljansson
 DEBS_ROOT    := $(wildcard .debs/root)
 ifneq ($(DEBS_ROOT),)
-CPPFLAGS += -I$(DEBS_ROOT)/usr/include
-LDFLAGS  += -L$(abspath $(DEBS_ROOT))/usr/lib/x86_64-linux-gnu \
-	    -Wl,-rpath,$(abspath $(DEBS_ROOT))/usr/lib/x86_64-linux-gnu
+# (the path only in what links them: not in the guest libraries)
+DEBS_LIB     := $(abspath $(DEBS_ROOT))/usr/lib/x86_64-linux-gnu
+CPPFLAGS     += -I$(DEBS_ROOT)/usr/include
+YAML_LIBS    := -L$(DEBS_LIB) -Wl,-rpath,$(DEBS_LIB) -lyaml
+JANSSON_LIBS := -L$(DEBS_LIB) -Wl,-rpath,$(DEBS_LIB) -ljansson
 endif
 # NVIDIA's arch for test/bench kernels: Hopper (H100/H200).
 CUDA_ARCH ?= sm_90
