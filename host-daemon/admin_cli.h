@@ -66,6 +66,11 @@ int cmd_policy(const struct admin_ctx *ctx, int argc, char **argv);
  * (req filled, CREATE_POLICY set), 0 not one of them, or -exit code. */
 int admin_policy_option(const struct admin_ctx *ctx, const char *cmd, int argc,
 			char **argv, int *i, struct vgpu_admin_request *req);
+/* Which of opts[0..n) is at argv[*i] ("--opt VALUE" or "--opt=VALUE"):
+ * its index with *value set, n when none is, or -exit code (no value). */
+int admin_opt_pick(const struct admin_ctx *ctx, const char *cmd, int argc,
+		   char **argv, int *i, const char *const *opts, int n,
+		   const char **value);
 /* A blueprint's policy fields into a CREATE or PLAN_CHECK. */
 void admin_policy_from_blueprint(const struct blueprint *bp,
 				 struct vgpu_admin_request *req);

@@ -340,6 +340,30 @@ static const char *opt_arg(int argc, char **argv, int *i, const char *opt,
 	return argv[++*i];
 }
 
+/*
+ * Which of opts[0..n) stands at argv[*i]: its index, with *value set and
+ * *i past the value; n when none does; or -exit code (a usage error for
+ * cmd) when it has no value. The option tables of policy, create and swap
+ * all read their options this way.
+ */
+int admin_opt_pick(const struct admin_ctx *ctx, const char *cmd, int argc,
+		   char **argv, int *i, const char *const *opts, int n,
+		   const char **value)
+{
+	bool missing;
+	int k;
+
+	for (k = 0; k < n; k++) {
+		*value = opt_arg(argc, argv, i, opts[k], &missing);
+		if (missing)
+			return -usage_error(ctx, cmd, "%s needs a value",
+					    opts[k]);
+		if (*value)
+			break;
+	}
+	return k;
+}
+
 static int parse_prio(const char *s, uint8_t *out)
 {
 	if (!strcmp(s, "low"))
@@ -358,22 +382,17 @@ int admin_policy_option(const struct admin_ctx *ctx, const char *cmd, int argc,
 {
 	static const char *const opts[] = {"--weight", "--min-sms", "--max-sms",
 					   "--priority"};
+	const int nopts = sizeof(opts) / sizeof(opts[0]);
 	struct vgpu_admin_policy *p = &req->policy;
-	const char *v = NULL;
-	bool missing;
+	const char *v;
 	uint32_t n;
-	size_t k;
+	int k;
 
-	for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
-		v = opt_arg(argc, argv, i, opts[k], &missing);
-		if (missing)
-			return -usage_error(ctx, cmd, "%s needs a value",
-					    opts[k]);
-		if (v)
-			break;
-	}
-	if (!v)
-		return 0;
+	k = admin_opt_pick(ctx, cmd, argc, argv, i, opts, nopts, &v);
+	if (k < 0)
+		return k;
+	if (k == nopts)
+		return 0; /* not one of these */
 	req->flags |= VGPU_ADMIN_CREATE_POLICY;
 	switch (k) {
 	case 0:
@@ -425,21 +444,16 @@ static int gpu_option(const struct admin_ctx *ctx, int argc, char **argv,
 {
 	static const char *const opts[] = {"--mode", "--quantum", "--dwell",
 					   "--reclaim-bound", "--overcommit"};
-	const char *v = NULL;
-	bool missing;
+	const int nopts = sizeof(opts) / sizeof(opts[0]);
+	const char *v;
 	uint32_t n;
-	size_t k;
+	int k;
 
-	for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
-		v = opt_arg(argc, argv, i, opts[k], &missing);
-		if (missing)
-			return -usage_error(ctx, "policy", "%s needs a value",
-					    opts[k]);
-		if (v)
-			break;
-	}
-	if (!v)
-		return 0;
+	k = admin_opt_pick(ctx, "policy", argc, argv, i, opts, nopts, &v);
+	if (k < 0)
+		return k;
+	if (k == nopts)
+		return 0; /* not one of these */
 	switch (k) {
 	case 0:
 		if (!strcmp(v, "static"))

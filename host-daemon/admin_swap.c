@@ -17,44 +17,21 @@
 #include "admin_swap.h"
 #include "plan.h"
 
-/* "--opt VALUE" or "--opt=VALUE" at argv[*i]; NULL when not this opt. */
-static const char *opt_arg(int argc, char **argv, int *i, const char *opt,
-			   bool *missing)
-{
-	size_t n = strlen(opt);
-
-	*missing = false;
-	if (!strncmp(argv[*i], opt, n) && argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (strcmp(argv[*i], opt))
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = true;
-		return NULL;
-	}
-	return argv[++*i];
-}
-
 int admin_swap_option(const struct admin_ctx *ctx, const char *cmd, int argc,
 		      char **argv, int *i, struct admin_swap_opts *o)
 {
 	static const char *const opts[] = {"--swap", "--swap-idle",
 					   "--swap-wait"};
-	const char *v = NULL;
-	bool missing;
+	const int nopts = sizeof(opts) / sizeof(opts[0]);
+	const char *v;
 	uint32_t n;
-	size_t k;
+	int k;
 
-	for (k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
-		v = opt_arg(argc, argv, i, opts[k], &missing);
-		if (missing)
-			return -usage_error(ctx, cmd, "%s needs a value",
-					    opts[k]);
-		if (v)
-			break;
-	}
-	if (!v)
-		return 0;
+	k = admin_opt_pick(ctx, cmd, argc, argv, i, opts, nopts, &v);
+	if (k < 0)
+		return k;
+	if (k == nopts)
+		return 0; /* not one of these */
 	switch (k) {
 	case 0:
 		if (!strcmp(v, "on") || !strcmp(v, "allowed"))

@@ -763,6 +763,20 @@ static CUresult cuda_chunk_map(struct backend *b, CUdevice dev, CUdeviceptr va,
 	return rc;
 }
 
+/* extent_fill's back: device memory for granules [first, first + count). */
+static int cuda_extent_back(void *ctx, uint64_t first, uint64_t count,
+			    uint64_t *handle)
+{
+	struct backend *b = ctx;
+	CUmemGenericAllocationHandle h;
+	CUresult rc;
+
+	rc = cuda_chunk_map(b, b->dev, b->va + first * b->gran, count, &h);
+	if (!rc)
+		*handle = (uint64_t)h;
+	return (int)rc;
+}
+
 /*
  * Back [va, va + size) with device memory: one physical allocation per
  * run of granules that nothing backs yet (at most EXTENT_MAX_BYTES each;
@@ -773,10 +787,8 @@ static CUresult cuda_chunk_map(struct backend *b, CUdevice dev, CUdeviceptr va,
  */
 static int cuda_mem_map(struct backend *b, uint64_t va, uint64_t size)
 {
-	uint64_t first, count, fresh, pos, g, n, mark, max;
+	uint64_t first, count, fresh, max;
 	uint64_t quota = b->cfg.memory_quota / b->gran;
-	CUmemGenericAllocationHandle h;
-	struct extent *e;
 	CUresult rc = CUDA_SUCCESS;
 	int r;
 
@@ -792,28 +804,10 @@ static int cuda_mem_map(struct backend *b, uint64_t va, uint64_t size)
 				  : CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
-	mark = b->mem.ids;
-	pos = first;
-	while (extent_next_gap(&b->mem, &pos, first + count, max, &g, &n)) {
-		if (extent_reserve(&b->mem)) {
-			rc = CUDA_ERROR_OUT_OF_MEMORY;
-			break;
-		}
-		rc = cuda_chunk_map(b, b->dev, b->va + g * b->gran, n, &h);
-		if (rc)
-			break;
-		extent_add(&b->mem, g, n, (uint64_t)h);
-	}
-	if (rc) {
-		/* undo: the extents this call added (ids above mark) */
-		pos = first;
-		while ((e = extent_next(&b->mem, &pos)) &&
-		       e->first < first + count) {
-			if (e->id <= mark)
-				continue;
-			cuda_extent_drop(b, e);
-			extent_remove(&b->mem, e);
-		}
+	r = extent_fill(&b->mem, first, count, max, cuda_extent_back,
+			cuda_extent_drop, b);
+	if (r) {
+		rc = r == -ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : (CUresult)r;
 		goto out;
 	}
 	extent_revive(&b->mem, first, count);

@@ -210,6 +210,40 @@ uint64_t extent_revive(struct extent_map *em, uint64_t first, uint64_t count)
 	return n;
 }
 
+int extent_fill(struct extent_map *em, uint64_t first, uint64_t count,
+		uint64_t max,
+		int (*back)(void *ctx, uint64_t first, uint64_t count,
+			    uint64_t *handle),
+		int (*drop)(void *ctx, const struct extent *e), void *ctx)
+{
+	uint64_t mark = em->ids, pos = first, g, n, handle;
+	struct extent *e;
+	int rc = 0;
+
+	while (extent_next_gap(em, &pos, first + count, max, &g, &n)) {
+		if (extent_reserve(em)) {
+			rc = -ENOMEM;
+			break;
+		}
+		handle = 0;
+		if (back && (rc = back(ctx, g, n, &handle)))
+			break;
+		extent_add(em, g, n, handle);
+	}
+	if (!rc)
+		return 0;
+	/* undo: the extents this call added (ids above mark) */
+	pos = first;
+	while ((e = extent_next(em, &pos)) && e->first < first + count) {
+		if (e->id <= mark)
+			continue;
+		if (drop)
+			drop(ctx, e);
+		extent_remove(em, e);
+	}
+	return rc;
+}
+
 int extent_unmap(struct extent_map *em, uint64_t first, uint64_t count,
 		 int (*drop)(void *ctx, const struct extent *e), void *ctx)
 {

@@ -110,6 +110,20 @@ void extent_remove(struct extent_map *em, struct extent *e);
 uint64_t extent_revive(struct extent_map *em, uint64_t first, uint64_t count);
 
 /*
+ * Back every gap of [first, first + count) (granules no extent backs)
+ * with new extents of at most max granules, in address order: back(ctx,
+ * first, count, &handle) gives each its memory (NULL: handle 0). Both
+ * backends map this way. On failure the extents this call added go to
+ * drop (may be NULL) and are forgotten, so nothing changed; the result is
+ * -ENOMEM (no room for an extent) or back's nonzero result.
+ */
+int extent_fill(struct extent_map *em, uint64_t first, uint64_t count,
+		uint64_t max,
+		int (*back)(void *ctx, uint64_t first, uint64_t count,
+			    uint64_t *handle),
+		int (*drop)(void *ctx, const struct extent *e), void *ctx);
+
+/*
  * Unmap [first, first + count) for the clients. Every granule must be
  * mapped (else -EINVAL, nothing changed). Each extent left without a
  * mapped granule goes to drop(ctx, e), which frees its memory, and is

@@ -520,9 +520,8 @@ static int sim_granules(struct backend *b, uint64_t va, uint64_t size,
  */
 static int sim_mem_map(struct backend *b, uint64_t va, uint64_t size)
 {
-	uint64_t first, count, fresh, pos, g, n, mark;
+	uint64_t first, count, fresh;
 	uint64_t max = EXTENT_MAX_BYTES / SIM_GRANULE;
-	struct extent *e;
 	int rc = CUDA_SUCCESS, r;
 
 	if (sim_granules(b, va, size, &first, &count))
@@ -543,21 +542,9 @@ static int sim_mem_map(struct backend *b, uint64_t va, uint64_t size)
 		rc = CUDA_ERROR_OUT_OF_MEMORY; /* e.g. too many mappings */
 		goto out;
 	}
-	mark = b->mem.ids;
-	pos = first;
-	while (extent_next_gap(&b->mem, &pos, first + count, max, &g, &n)) {
-		if (extent_reserve(&b->mem)) {
-			rc = CUDA_ERROR_OUT_OF_MEMORY;
-			break;
-		}
-		extent_add(&b->mem, g, n, 0);
-	}
-	if (rc) {
-		pos = first;
-		while ((e = extent_next(&b->mem, &pos)) &&
-		       e->first < first + count)
-			if (e->id > mark)
-				extent_remove(&b->mem, e);
+	/* the pages are the memory: the extents only count it */
+	if (extent_fill(&b->mem, first, count, max, NULL, NULL, NULL)) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
 		mprotect((void *)(uintptr_t)va, size, PROT_NONE);
 		goto out;
 	}

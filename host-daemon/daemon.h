@@ -207,6 +207,26 @@ void daemon_admin_create(struct daemon *d, struct daemon_conn *c,
 void daemon_admin_reply(struct daemon *d, struct daemon_conn *c, int32_t status,
 			const struct daemon_vgpu *v, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* A response for op with the header filled; NULL when out of memory. */
+struct vgpu_admin_response *daemon_admin_response_alloc(uint32_t op,
+							int32_t status);
+/* A list answer to c (status OK) for the caller to fill; NULL when out of
+ * memory, and then c has been answered. */
+struct vgpu_admin_response *daemon_admin_response_new(struct daemon *d,
+						      struct daemon_conn *c);
+/* Send r to c without blocking, free r and close c. */
+void daemon_admin_response_send(struct daemon *d, struct daemon_conn *c,
+				struct vgpu_admin_response *r);
+/* The request's name: NUL-terminated and valid (if not, c is answered). */
+bool daemon_admin_name_ok(struct daemon *d, struct daemon_conn *c,
+			  const struct vgpu_admin_request *req);
+/* The vGPU the request's checked name names, or NULL with c answered. */
+struct daemon_vgpu *daemon_admin_find(struct daemon *d, struct daemon_conn *c,
+				      const struct vgpu_admin_request *req);
+/* The vGPU the request names, or NULL with c answered (a bad name, or no
+ * such vGPU). */
+struct daemon_vgpu *daemon_admin_vgpu(struct daemon *d, struct daemon_conn *c,
+				      const struct vgpu_admin_request *req);
 /* The same with what a suspend, resume or migration did (state.result). */
 void daemon_admin_reply_result(struct daemon *d, struct daemon_conn *c,
 			       int32_t status, const struct daemon_vgpu *v,
@@ -233,6 +253,11 @@ void daemon_state_remove(struct daemon *d);
 void daemon_client_accept(struct daemon *d);
 void daemon_client_input(struct daemon *d, struct daemon_conn *c);
 void daemon_client_timeout(struct daemon *d, struct daemon_conn *c);
+/* Answer a client's hello with status and a sentence (logged), then close
+ * it. Also swap's answer to a hello that waited for its vGPU in vain. */
+void daemon_client_refuse(struct daemon *d, struct daemon_conn *c,
+			  int32_t status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* ---- daemon_workers.c ---- */
 /* Probe the GPUs with vgpu-worker --probe; fills d->gpus, d->backend. */

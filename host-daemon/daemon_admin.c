@@ -57,7 +57,8 @@ static void admin_fill_entry(const struct daemon *d,
 	}
 }
 
-static struct vgpu_admin_response *response_new(uint32_t op, int32_t status)
+struct vgpu_admin_response *daemon_admin_response_alloc(uint32_t op,
+							int32_t status)
 {
 	struct vgpu_admin_response *r = calloc(1, sizeof(*r));
 
@@ -80,12 +81,33 @@ static void response_send(int fd, const struct vgpu_admin_response *r)
 		daemon_log("admin: could not send a reply: %s", strerror(-e));
 }
 
+struct vgpu_admin_response *daemon_admin_response_new(struct daemon *d,
+						      struct daemon_conn *c)
+{
+	struct vgpu_admin_response *r =
+		daemon_admin_response_alloc(c->op, VGPU_ADMIN_OK);
+
+	if (!r)
+		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
+				   "vgpud is out of memory");
+	return r;
+}
+
+void daemon_admin_response_send(struct daemon *d, struct daemon_conn *c,
+				struct vgpu_admin_response *r)
+{
+	response_send(c->fd, r);
+	free(r);
+	daemon_conn_close(d, c);
+}
+
 static void vreply(struct daemon *d, struct daemon_conn *c, int32_t status,
 		   const struct daemon_vgpu *v,
 		   const struct vgpu_admin_state_result *res, const char *fmt,
 		   va_list ap)
 {
-	struct vgpu_admin_response *r = response_new(c->op, status);
+	struct vgpu_admin_response *r =
+		daemon_admin_response_alloc(c->op, status);
 
 	/* what the admin is told has happened is on disk first */
 	if (d->state_dirty && !d->stopping)
@@ -201,9 +223,8 @@ void daemon_admin_timeout(struct daemon *d, struct daemon_conn *c)
 			   "no request within %d ms", DAEMON_ADMIN_TIMEOUT_MS);
 }
 
-/* The request's name, checked: NUL-terminated and a valid vGPU name. */
-static bool request_name_ok(struct daemon *d, struct daemon_conn *c,
-			    const struct vgpu_admin_request *req)
+bool daemon_admin_name_ok(struct daemon *d, struct daemon_conn *c,
+			  const struct vgpu_admin_request *req)
 {
 	char err[160];
 
@@ -218,6 +239,24 @@ static bool request_name_ok(struct daemon *d, struct daemon_conn *c,
 		return false;
 	}
 	return true;
+}
+
+struct daemon_vgpu *daemon_admin_find(struct daemon *d, struct daemon_conn *c,
+				      const struct vgpu_admin_request *req)
+{
+	struct daemon_vgpu *v = daemon_vgpu_find(d, req->name);
+
+	if (!v)
+		daemon_admin_reply(d, c, VGPU_ADMIN_NO_SUCH_VGPU, NULL,
+				   "no vGPU named '%s'", req->name);
+	return v;
+}
+
+struct daemon_vgpu *daemon_admin_vgpu(struct daemon *d, struct daemon_conn *c,
+				      const struct vgpu_admin_request *req)
+{
+	return daemon_admin_name_ok(d, c, req) ? daemon_admin_find(d, c, req)
+					       : NULL;
 }
 
 /*
@@ -235,7 +274,7 @@ create_plan(struct daemon *d, struct daemon_conn *c,
 	char err[VGPU_MESSAGE_MAX];
 	uint32_t i;
 
-	if (!request_name_ok(d, c, req))
+	if (!daemon_admin_name_ok(d, c, req))
 		return NULL;
 	if (daemon_vgpu_find(d, req->name)) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_EXISTS, NULL,
@@ -443,29 +482,21 @@ static void admin_show(struct daemon *d, struct daemon_conn *c,
 {
 	struct daemon_vgpu *v;
 
-	if (!request_name_ok(d, c, req))
+	v = daemon_admin_vgpu(d, c, req);
+	if (!v)
 		return;
-	v = daemon_vgpu_find(d, req->name);
-	if (!v) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_NO_SUCH_VGPU, NULL,
-				   "no vGPU named '%s'", req->name);
-		return;
-	}
 	daemon_admin_reply(d, c, VGPU_ADMIN_OK, v, "vGPU %s", v->cfg.name);
 }
 
 /* GPUS: every GPU, its split and what is free on it. */
 static void admin_gpus(struct daemon *d, struct daemon_conn *c)
 {
-	struct vgpu_admin_response *r = response_new(c->op, VGPU_ADMIN_OK);
+	struct vgpu_admin_response *r = daemon_admin_response_new(d, c);
 	const struct daemon_vgpu *v;
 	uint32_t i;
 
-	if (!r) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
-				   "vgpud is out of memory");
-		return;
-	}
+	if (!r)
+		return; /* answered */
 	for (i = 0; i < d->ngpus && i < VGPU_MAX_GPUS; i++) {
 		const struct vgpu_gpu_info *info = &d->gpus[i];
 		const struct plan_gpu *pg = &d->plan->gpus[i];
@@ -496,9 +527,7 @@ static void admin_gpus(struct daemon *d, struct daemon_conn *c)
 	r->count = r->total = i;
 	snprintf(r->message, sizeof(r->message), "%u GPU%s", i,
 		 i == 1 ? "" : "s");
-	response_send(c->fd, r);
-	free(r);
-	daemon_conn_close(d, c);
+	daemon_admin_response_send(d, c, r);
 }
 
 static void admin_destroy(struct daemon *d, struct daemon_conn *c,
@@ -506,14 +535,9 @@ static void admin_destroy(struct daemon *d, struct daemon_conn *c,
 {
 	struct daemon_vgpu *v;
 
-	if (!request_name_ok(d, c, req))
+	v = daemon_admin_vgpu(d, c, req);
+	if (!v)
 		return;
-	v = daemon_vgpu_find(d, req->name);
-	if (!v) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_NO_SUCH_VGPU, NULL,
-				   "no vGPU named '%s'", req->name);
-		return;
-	}
 	if (v->destroying) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BUSY, NULL,
 				   "vGPU %s is already being destroyed",
@@ -545,19 +569,11 @@ static void admin_mdevs(struct daemon *d, struct daemon_conn *c,
 	struct daemon_vgpu *v;
 	uint32_t i = 0;
 
-	if (req->name[0] && !request_name_ok(d, c, req))
+	if (req->name[0] && !daemon_admin_vgpu(d, c, req))
 		return;
-	if (req->name[0] && !daemon_vgpu_find(d, req->name)) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_NO_SUCH_VGPU, NULL,
-				   "no vGPU named '%s'", req->name);
-		return;
-	}
-	r = response_new(c->op, VGPU_ADMIN_OK);
-	if (!r) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
-				   "vgpud is out of memory");
-		return;
-	}
+	r = daemon_admin_response_new(d, c);
+	if (!r)
+		return; /* answered */
 	for (v = d->vgpus; v; v = v->next) {
 		if (!v->mdev || (req->name[0] && strncmp(v->cfg.name, req->name,
 							 VGPU_NAME_MAX)))
@@ -569,23 +585,18 @@ static void admin_mdevs(struct daemon *d, struct daemon_conn *c,
 	snprintf(r->message, sizeof(r->message), "%u vGPU%s bound to an mdev%s",
 		 i, i == 1 ? "" : "s",
 		 d->mdev ? "" : " (vgpud does not serve /dev/vgpu-ctl)");
-	response_send(c->fd, r);
-	free(r);
-	daemon_conn_close(d, c);
+	daemon_admin_response_send(d, c, r);
 }
 
 static void admin_list(struct daemon *d, struct daemon_conn *c,
 		       const struct vgpu_admin_request *req)
 {
-	struct vgpu_admin_response *r = response_new(c->op, VGPU_ADMIN_OK);
+	struct vgpu_admin_response *r = daemon_admin_response_new(d, c);
 	struct daemon_vgpu *v;
 	uint32_t i = 0;
 
-	if (!r) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
-				   "vgpud is out of memory");
-		return;
-	}
+	if (!r)
+		return; /* answered */
 	for (v = d->vgpus; v; v = v->next, i++) {
 		if (i >= req->first && r->count < VGPU_ADMIN_LIST_MAX)
 			admin_fill_entry(d, v, &r->entries[r->count++]);
@@ -593,9 +604,7 @@ static void admin_list(struct daemon *d, struct daemon_conn *c,
 	r->total = i;
 	snprintf(r->message, sizeof(r->message), "%u vGPU%s", i,
 		 i == 1 ? "" : "s");
-	response_send(c->fd, r);
-	free(r);
-	daemon_conn_close(d, c);
+	daemon_admin_response_send(d, c, r);
 }
 
 static void admin_request(struct daemon *d, struct daemon_conn *c,

@@ -22,13 +22,8 @@
 #include "daemon.h"
 #include "daemon_swap.h"
 
-/* Answer a client with status and a sentence, then close it. */
-static void hello_refuse(struct daemon *d, struct daemon_conn *c,
-			 int32_t status, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void hello_refuse(struct daemon *d, struct daemon_conn *c,
-			 int32_t status, const char *fmt, ...)
+void daemon_client_refuse(struct daemon *d, struct daemon_conn *c,
+			  int32_t status, const char *fmt, ...)
 {
 	struct vgpu_hello_reply r;
 	va_list ap;
@@ -70,18 +65,19 @@ void daemon_client_accept(struct daemon *d)
 			continue;
 		}
 		if (d->nhello > DAEMON_MAX_HELLO_CONNS)
-			hello_refuse(d, c, VGPU_HELLO_RESOURCES,
-				     "vgpud has %d connections waiting for a "
-				     "hello; try again shortly",
-				     DAEMON_MAX_HELLO_CONNS);
+			daemon_client_refuse(
+				d, c, VGPU_HELLO_RESOURCES,
+				"vgpud has %d connections waiting for a "
+				"hello; try again shortly",
+				DAEMON_MAX_HELLO_CONNS);
 	}
 }
 
 void daemon_client_timeout(struct daemon *d, struct daemon_conn *c)
 {
-	hello_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
-		     "no hello within %d ms of connecting",
-		     DAEMON_HELLO_TIMEOUT_MS);
+	daemon_client_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
+			     "no hello within %d ms of connecting",
+			     DAEMON_HELLO_TIMEOUT_MS);
 }
 
 /*
@@ -151,63 +147,67 @@ void daemon_client_input(struct daemon *d, struct daemon_conn *c)
 		return;
 	}
 	if ((size_t)n != sizeof(h)) {
-		hello_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
-			     "hello is %zd bytes, expected %zu", n, sizeof(h));
+		daemon_client_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
+				     "hello is %zd bytes, expected %zu", n,
+				     sizeof(h));
 		return;
 	}
 	if (h.magic != VGPU_PROTO_MAGIC) {
-		hello_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
-			     "bad magic 0x%08x in the hello (not a vgpu "
-			     "client?)",
-			     h.magic);
+		daemon_client_refuse(
+			d, c, VGPU_HELLO_BAD_MESSAGE,
+			"bad magic 0x%08x in the hello (not a vgpu "
+			"client?)",
+			h.magic);
 		return;
 	}
 	if (h.flags != 0) {
-		hello_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
-			     "hello flags 0x%x are not defined (must be 0)",
-			     h.flags);
+		daemon_client_refuse(
+			d, c, VGPU_HELLO_BAD_MESSAGE,
+			"hello flags 0x%x are not defined (must be 0)",
+			h.flags);
 		return;
 	}
 	if (h.major != VGPU_PROTO_MAJOR) {
-		hello_refuse(d, c, VGPU_HELLO_BAD_VERSION,
-			     "client speaks protocol %u.%u, vgpud speaks "
-			     "%u.%u",
-			     h.major, h.minor, VGPU_PROTO_MAJOR,
-			     VGPU_PROTO_MINOR);
+		daemon_client_refuse(
+			d, c, VGPU_HELLO_BAD_VERSION,
+			"client speaks protocol %u.%u, vgpud speaks "
+			"%u.%u",
+			h.major, h.minor, VGPU_PROTO_MAJOR, VGPU_PROTO_MINOR);
 		return;
 	}
 	if (!memchr(h.vgpu_name, '\0', sizeof(h.vgpu_name))) {
-		hello_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
-			     "the vGPU name in the hello is not "
-			     "NUL-terminated");
+		daemon_client_refuse(d, c, VGPU_HELLO_BAD_MESSAGE,
+				     "the vGPU name in the hello is not "
+				     "NUL-terminated");
 		return;
 	}
 	if (!plan_name_valid(h.vgpu_name, err, sizeof(err))) {
-		hello_refuse(d, c, VGPU_HELLO_NO_SUCH_VGPU,
-			     "no such vGPU: %s (check VGPU)", err);
+		daemon_client_refuse(d, c, VGPU_HELLO_NO_SUCH_VGPU,
+				     "no such vGPU: %s (check VGPU)", err);
 		return;
 	}
 	v = daemon_vgpu_find(d, h.vgpu_name);
 	if (!v) {
-		hello_refuse(d, c, VGPU_HELLO_NO_SUCH_VGPU,
-			     "there is no vGPU named '%s' (check VGPU; "
-			     "vgpu-admin list shows them)",
-			     h.vgpu_name);
+		daemon_client_refuse(d, c, VGPU_HELLO_NO_SUCH_VGPU,
+				     "there is no vGPU named '%s' (check VGPU; "
+				     "vgpu-admin list shows them)",
+				     h.vgpu_name);
 		return;
 	}
 	/* only the vGPU's user or group; root's vGPUs are root's */
 	if (!consumer_allows(v, c->uid)) {
 		if (v->consumer_kind == VGPU_ADMIN_CONSUMER_GROUP)
-			hello_refuse(d, c, VGPU_HELLO_PERMISSION,
-				     "vGPU '%s' belongs to the members of gid "
-				     "%u; you (uid %d) are not one",
-				     h.vgpu_name, v->consumer_gid, (int)c->uid);
+			daemon_client_refuse(
+				d, c, VGPU_HELLO_PERMISSION,
+				"vGPU '%s' belongs to the members of gid "
+				"%u; you (uid %d) are not one",
+				h.vgpu_name, v->consumer_gid, (int)c->uid);
 		else
-			hello_refuse(d, c, VGPU_HELLO_PERMISSION,
-				     "vGPU '%s' belongs to uid %u; you are uid "
-				     "%d",
-				     h.vgpu_name, v->cfg.client_uid,
-				     (int)c->uid);
+			daemon_client_refuse(
+				d, c, VGPU_HELLO_PERMISSION,
+				"vGPU '%s' belongs to uid %u; you are uid "
+				"%d",
+				h.vgpu_name, v->cfg.client_uid, (int)c->uid);
 		return;
 	}
 	memset(&cc, 0, sizeof(cc));
@@ -220,17 +220,18 @@ void daemon_client_input(struct daemon *d, struct daemon_conn *c)
 		return;
 	why = vgpu_unavailable(v);
 	if (why) {
-		hello_refuse(d, c, VGPU_HELLO_UNAVAILABLE, "vGPU '%s' %s",
-			     h.vgpu_name, why);
+		daemon_client_refuse(d, c, VGPU_HELLO_UNAVAILABLE,
+				     "vGPU '%s' %s", h.vgpu_name, why);
 		return;
 	}
 
 	e = ctl_send(v->ctl_fd, VGPU_CTL_CLIENT, &cc, sizeof(cc), c->fd);
 	if (e < 0) {
-		hello_refuse(d, c, VGPU_HELLO_UNAVAILABLE,
-			     "vGPU '%s' is not answering (%s); try again "
-			     "shortly",
-			     h.vgpu_name, strerror(-e));
+		daemon_client_refuse(
+			d, c, VGPU_HELLO_UNAVAILABLE,
+			"vGPU '%s' is not answering (%s); try again "
+			"shortly",
+			h.vgpu_name, strerror(-e));
 		return;
 	}
 	daemon_log("client pid %d (uid %d) -> vGPU %s (worker pid %d)",

@@ -17,7 +17,6 @@
  *                  bandwidth class follows; else the device's figures,
  *                  only when one vGPU of the GPU is busy.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,31 +333,18 @@ static void fill_load(struct daemon *d, struct daemon_vgpu *v,
 void daemon_load_top(struct daemon *d, struct daemon_conn *c,
 		     const struct vgpu_admin_request *req)
 {
-	struct vgpu_admin_response *r = calloc(1, sizeof(*r));
+	struct vgpu_admin_response *r = daemon_admin_response_new(d, c);
 	struct daemon_vgpu *v;
 	int64_t now = daemon_now_ms();
 	uint32_t i = 0;
-	int e;
 
-	if (!r) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
-				   "vgpud is out of memory");
-		return;
-	}
-	r->magic = VGPU_ADMIN_MAGIC;
-	r->major = VGPU_ADMIN_MAJOR;
-	r->minor = VGPU_ADMIN_MINOR;
-	r->op = c->op;
-	r->status = VGPU_ADMIN_OK;
+	if (!r)
+		return; /* answered */
 	for (v = d->vgpus; v; v = v->next, i++)
 		if (i >= req->first && r->count < VGPU_ADMIN_LIST_MAX)
 			fill_load(d, v, &r->loads[r->count++], now);
 	r->total = i;
 	snprintf(r->message, sizeof(r->message), "%u vGPU%s", i,
 		 i == 1 ? "" : "s");
-	e = ctl_send_fds(c->fd, r, sizeof(*r), NULL, 0);
-	if (e < 0 && e != -EPIPE)
-		daemon_log("admin: could not send a reply: %s", strerror(-e));
-	free(r);
-	daemon_conn_close(d, c);
+	daemon_admin_response_send(d, c, r);
 }

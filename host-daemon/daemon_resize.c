@@ -28,25 +28,6 @@
 #include "daemon_state_ops.h"
 #include "daemon_sched.h"
 
-/* The request's name: NUL-terminated and valid (answers c if not). */
-static bool name_ok(struct daemon *d, struct daemon_conn *c,
-		    const struct vgpu_admin_request *req)
-{
-	char err[160];
-
-	if (!memchr(req->name, '\0', sizeof(req->name))) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
-				   "the vGPU name is not NUL-terminated");
-		return false;
-	}
-	if (!plan_name_valid(req->name, err, sizeof(err))) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL, "%s",
-				   err);
-		return false;
-	}
-	return true;
-}
-
 static const char *state_name(uint32_t state)
 {
 	switch (state) {
@@ -157,14 +138,9 @@ void daemon_resize_admin(struct daemon *d, struct daemon_conn *c,
 	char err[VGPU_MESSAGE_MAX], groups[96];
 	int32_t status;
 
-	if (!name_ok(d, c, req))
+	v = daemon_admin_vgpu(d, c, req);
+	if (!v)
 		return;
-	v = daemon_vgpu_find(d, req->name);
-	if (!v) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_NO_SUCH_VGPU, NULL,
-				   "no vGPU named '%s'", req->name);
-		return;
-	}
 	if (!req->slice_mask && req->sms == 0) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
 				   "a vGPU needs at least 1 SM (asked for 0); "

@@ -15,12 +15,10 @@
  * {gpu, mode, quantum_ms, dwell_ms, reclaim_bound_ms, overcommit} per GPU
  * whose policy is not the default static one.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_msg.h"
 #include "daemon_part.h"
 #include "daemon_sched.h"
 
@@ -107,12 +105,9 @@ static void policy_vgpu_admin(struct daemon *d, struct daemon_conn *c,
 				   "the vGPU name is not valid");
 		return;
 	}
-	v = daemon_vgpu_find(d, req->name);
-	if (!v) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_NO_SUCH_VGPU, NULL,
-				   "no vGPU named '%s'", req->name);
+	v = daemon_admin_find(d, c, req);
+	if (!v)
 		return;
-	}
 	if (pol->weight > POLICY_WEIGHT_MAX || pol->priority > POLICY_HIGH ||
 	    pol->reserved) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
@@ -309,22 +304,13 @@ static void fill_vgpu(struct daemon *d, struct daemon_vgpu *v,
 void daemon_sched_show_admin(struct daemon *d, struct daemon_conn *c,
 			     const struct vgpu_admin_request *req)
 {
-	struct vgpu_admin_response *r = calloc(1, sizeof(*r));
+	struct vgpu_admin_response *r = daemon_admin_response_new(d, c);
 	struct policy_vgpu pv[POLICY_MAX_VGPUS];
 	struct daemon_vgpu *v;
 	uint32_t i = 0, gpu, n, k, per;
-	int e;
 
-	if (!r) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
-				   "vgpud is out of memory");
-		return;
-	}
-	r->magic = VGPU_ADMIN_MAGIC;
-	r->major = VGPU_ADMIN_MAJOR;
-	r->minor = VGPU_ADMIN_MINOR;
-	r->op = c->op;
-	r->status = VGPU_ADMIN_OK;
+	if (!r)
+		return; /* answered */
 	for (gpu = 0; gpu < d->ngpus && gpu < VGPU_MAX_GPUS; gpu++) {
 		const struct daemon_sched_gpu *g = &d->sched->gpu[gpu];
 		struct vgpu_admin_sched_gpu *o = &r->sched.gpus[gpu];
@@ -350,11 +336,7 @@ void daemon_sched_show_admin(struct daemon *d, struct daemon_conn *c,
 	r->total = i;
 	snprintf(r->message, sizeof(r->message), "%u GPU%s, %u vGPU%s",
 		 d->ngpus, d->ngpus == 1 ? "" : "s", i, i == 1 ? "" : "s");
-	e = ctl_send_fds(c->fd, r, sizeof(*r), NULL, 0);
-	if (e < 0 && e != -EPIPE)
-		daemon_log("admin: could not send a reply: %s", strerror(-e));
-	free(r);
-	daemon_conn_close(d, c);
+	daemon_admin_response_send(d, c, r);
 }
 
 /* ---- the state file ---------------------------------------------------- */

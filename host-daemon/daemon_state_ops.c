@@ -109,15 +109,11 @@ static int32_t admin_status(int32_t cu)
 static void send_progress(struct daemon_conn *c, uint32_t op, uint64_t done,
 			  uint64_t total)
 {
-	struct vgpu_admin_response *r = calloc(1, sizeof(*r));
+	struct vgpu_admin_response *r =
+		daemon_admin_response_alloc(c->op, VGPU_ADMIN_IN_PROGRESS);
 
 	if (!r)
 		return;
-	r->magic = VGPU_ADMIN_MAGIC;
-	r->major = VGPU_ADMIN_MAJOR;
-	r->minor = VGPU_ADMIN_MINOR;
-	r->op = c->op;
-	r->status = VGPU_ADMIN_IN_PROGRESS;
 	r->state.progress.op = op;
 	r->state.progress.done = done;
 	r->state.progress.total = total;
@@ -130,24 +126,9 @@ static void send_progress(struct daemon_conn *c, uint32_t op, uint64_t done,
 static struct daemon_vgpu *lookup(struct daemon *d, struct daemon_conn *c,
 				  const struct vgpu_admin_request *req)
 {
-	struct daemon_vgpu *v;
-	char err[160];
+	struct daemon_vgpu *v = daemon_admin_vgpu(d, c, req);
 
-	if (!memchr(req->name, '\0', sizeof(req->name))) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
-				   "the vGPU name is not NUL-terminated");
-		return NULL;
-	}
-	if (!plan_name_valid(req->name, err, sizeof(err))) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL, "%s",
-				   err);
-		return NULL;
-	}
-	v = daemon_vgpu_find(d, req->name);
-	if (!v)
-		daemon_admin_reply(d, c, VGPU_ADMIN_NO_SUCH_VGPU, NULL,
-				   "no vGPU named '%s'", req->name);
-	else if (!vst(v)) {
+	if (v && !vst(v)) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
 				   "vgpud is out of memory");
 		v = NULL;

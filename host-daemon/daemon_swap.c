@@ -33,7 +33,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -801,32 +800,8 @@ static void swapped_run(struct daemon *d, int64_t now)
 }
 
 /* ---- hellos ---------------------------------------------------------------
+ * A hello that waits in vain is refused with VGPU_HELLO_UNAVAILABLE.
  */
-
-static void hello_reply(struct daemon *d, struct daemon_conn *c,
-			const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Refuse a waiting hello with a sentence (VGPU_HELLO_UNAVAILABLE). */
-static void hello_reply(struct daemon *d, struct daemon_conn *c,
-			const char *fmt, ...)
-{
-	struct vgpu_hello_reply r;
-	va_list ap;
-
-	memset(&r, 0, sizeof(r));
-	r.magic = VGPU_PROTO_MAGIC;
-	r.major = VGPU_PROTO_MAJOR;
-	r.minor = VGPU_PROTO_MINOR;
-	r.status = VGPU_HELLO_UNAVAILABLE;
-	va_start(ap, fmt);
-	vsnprintf(r.message, sizeof(r.message), fmt, ap);
-	va_end(ap);
-	daemon_log("client pid %d (uid %d) refused: %s", (int)c->pid,
-		   (int)c->uid, r.message);
-	ctl_send_fds(c->fd, &r, sizeof(r), NULL, 0);
-	daemon_conn_close(d, c);
-}
 
 bool daemon_swap_hello(struct daemon *d, struct daemon_conn *c,
 		       struct daemon_vgpu *v, const struct vgpu_ctl_client *who)
@@ -840,17 +815,19 @@ bool daemon_swap_hello(struct daemon *d, struct daemon_conn *c,
 	if (!sw || (!sw->swapped && sw->op != SWAP_OP_OUT))
 		return false;
 	if (sw->failed) {
-		hello_reply(d, c,
-			    "vGPU '%s' is swapped out and could not come back "
-			    "(%.120s); an administrator must resume it "
-			    "(vgpu-admin resume %s)",
-			    v->cfg.name, sw->why, v->cfg.name);
+		daemon_client_refuse(
+			d, c, VGPU_HELLO_UNAVAILABLE,
+			"vGPU '%s' is swapped out and could not come back "
+			"(%.120s); an administrator must resume it "
+			"(vgpu-admin resume %s)",
+			v->cfg.name, sw->why, v->cfg.name);
 		return true;
 	}
 	S = daemon_swap_of(d);
 	h = S ? calloc(1, sizeof(*h)) : NULL;
 	if (!h) {
-		hello_reply(d, c, "vgpud is out of memory");
+		daemon_client_refuse(d, c, VGPU_HELLO_UNAVAILABLE,
+				     "vgpud is out of memory");
 		return true;
 	}
 	wait = gpu_of(d, v->cfg.gpu)->wait_ms;
@@ -891,40 +868,45 @@ static void hellos_run(struct daemon *d, int64_t now)
 		}
 		*pp = h->next;
 		if (!v) {
-			hello_reply(d, h->conn,
-				    "vGPU '%s' was destroyed while the client "
-				    "waited for it",
-				    h->vgpu);
+			daemon_client_refuse(
+				d, h->conn, VGPU_HELLO_UNAVAILABLE,
+				"vGPU '%s' was destroyed while the client "
+				"waited for it",
+				h->vgpu);
 		} else if (sw && sw->failed) {
-			hello_reply(d, h->conn,
-				    "vGPU '%s' is swapped out and could not "
-				    "come back (%.120s); an administrator must "
-				    "resume it",
-				    h->vgpu, sw->why);
+			daemon_client_refuse(
+				d, h->conn, VGPU_HELLO_UNAVAILABLE,
+				"vGPU '%s' is swapped out and could not "
+				"come back (%.120s); an administrator must "
+				"resume it",
+				h->vgpu, sw->why);
 		} else if (sw && sw->swapped) {
-			hello_reply(d, h->conn,
-				    "vGPU '%s' is swapped out and could not "
-				    "come back within %.1f s (GPU %u has no "
-				    "room for it now); try again later",
-				    h->vgpu, h->wait_ms / 1e3, v->cfg.gpu);
+			daemon_client_refuse(
+				d, h->conn, VGPU_HELLO_UNAVAILABLE,
+				"vGPU '%s' is swapped out and could not "
+				"come back within %.1f s (GPU %u has no "
+				"room for it now); try again later",
+				h->vgpu, h->wait_ms / 1e3, v->cfg.gpu);
 		} else if (v->state != VGPU_ADMIN_STATE_RUNNING ||
 			   v->ctl_fd < 0 || d->stopping) {
-			hello_reply(d, h->conn,
-				    "vGPU '%s' is not running (%s); try again "
-				    "later",
-				    h->vgpu,
-				    daemon_state_suspended(v)
-					    ? "suspended: an administrator "
-					      "must resume it"
-					    : "no worker");
+			daemon_client_refuse(
+				d, h->conn, VGPU_HELLO_UNAVAILABLE,
+				"vGPU '%s' is not running (%s); try again "
+				"later",
+				h->vgpu,
+				daemon_state_suspended(v)
+					? "suspended: an administrator "
+					  "must resume it"
+					: "no worker");
 		} else {
 			e = ctl_send(v->ctl_fd, VGPU_CTL_CLIENT, &h->who,
 				     sizeof(h->who), h->conn->fd);
 			if (e < 0)
-				hello_reply(d, h->conn,
-					    "vGPU '%s' is not answering (%s); "
-					    "try again shortly",
-					    h->vgpu, strerror(-e));
+				daemon_client_refuse(
+					d, h->conn, VGPU_HELLO_UNAVAILABLE,
+					"vGPU '%s' is not answering (%s); "
+					"try again shortly",
+					h->vgpu, strerror(-e));
 			else {
 				daemon_log("client pid %d (uid %d) -> vGPU %s "
 					   "(worker pid %d), back in",
@@ -1158,7 +1140,8 @@ void daemon_swap_close_waiters(struct daemon *d)
 	}
 	while ((h = d->swap->hellos)) {
 		d->swap->hellos = h->next;
-		hello_reply(d, h->conn, "vgpud is shutting down");
+		daemon_client_refuse(d, h->conn, VGPU_HELLO_UNAVAILABLE,
+				     "vgpud is shutting down");
 		free(h);
 	}
 }

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_msg.h"
 #include "daemon.h"
 #include "daemon_sched.h"
 #include "daemon_state_ops.h"
@@ -122,22 +121,13 @@ static void fill_vgpu(struct daemon *d, const struct daemon_vgpu *v,
 static void reply_view(struct daemon *d, struct daemon_conn *c,
 		       const struct vgpu_admin_request *req, const char *msg)
 {
-	struct vgpu_admin_response *r = calloc(1, sizeof(*r));
+	struct vgpu_admin_response *r = daemon_admin_response_new(d, c);
 	const struct daemon_vgpu *v;
 	int64_t now = daemon_now_ms();
 	uint32_t i, k = 0;
-	int e;
 
-	if (!r) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
-				   "vgpud is out of memory");
-		return;
-	}
-	r->magic = VGPU_ADMIN_MAGIC;
-	r->major = VGPU_ADMIN_MAJOR;
-	r->minor = VGPU_ADMIN_MINOR;
-	r->op = c->op;
-	r->status = VGPU_ADMIN_OK;
+	if (!r)
+		return; /* answered */
 	snprintf(r->message, sizeof(r->message), "%s", msg);
 	for (i = 0; i < d->ngpus && i < VGPU_MAX_GPUS; i++) {
 		struct vgpu_admin_swap_gpu *g = &r->swap.gpus[i];
@@ -158,11 +148,7 @@ static void reply_view(struct daemon *d, struct daemon_conn *c,
 	r->total = k;
 	if (d->state_dirty && !d->stopping)
 		daemon_state_save(d); /* what was changed is on disk first */
-	e = ctl_send_fds(c->fd, r, sizeof(*r), NULL, 0);
-	if (e < 0)
-		daemon_log("admin: could not send a reply: %s", strerror(-e));
-	free(r);
-	daemon_conn_close(d, c);
+	daemon_admin_response_send(d, c, r);
 }
 
 /* A GPU's settings: name empty. */
@@ -240,18 +226,11 @@ static void admin_vgpu(struct daemon *d, struct daemon_conn *c,
 	const struct vgpu_admin_swap *q = &req->swap;
 	struct daemon_vgpu_state *st;
 	struct daemon_vgpu *v;
-	char err[160], msg[VGPU_MESSAGE_MAX];
+	char msg[VGPU_MESSAGE_MAX];
 
-	if (!memchr(req->name, '\0', sizeof(req->name))) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
-				   "the vGPU name is not NUL-terminated");
+	/* the name first, then the fields, then whether it exists */
+	if (!daemon_admin_name_ok(d, c, req))
 		return;
-	}
-	if (!plan_name_valid(req->name, err, sizeof(err))) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL, "%s",
-				   err);
-		return;
-	}
 	if (q->idle_ms || q->wait_ms) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
 				   "the swap idle time and wait are a GPU's "
@@ -266,12 +245,9 @@ static void admin_vgpu(struct daemon *d, struct daemon_conn *c,
 				   q->mode);
 		return;
 	}
-	v = daemon_vgpu_find(d, req->name);
-	if (!v) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_NO_SUCH_VGPU, NULL,
-				   "no vGPU named '%s'", req->name);
+	v = daemon_admin_find(d, c, req);
+	if (!v)
 		return;
-	}
 	st = daemon_state_of(v);
 	if (!st) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,

@@ -25,7 +25,8 @@
 struct drops {
 	uint64_t first[64], count[64];
 	int n;
-	int fail_at; /* the n-th drop fails (-1: none) */
+	int fail_at;		 /* the n-th drop fails (-1: none) */
+	int backs, back_fail_at; /* extent_fill's back calls (back_cb) */
 };
 
 static int drop_cb(void *ctx, const struct extent *e)
@@ -39,21 +40,31 @@ static int drop_cb(void *ctx, const struct extent *e)
 	return 0;
 }
 
+/* extent_fill's back: handle 0x1000 + first, as a test can recognise;
+ * with ctx, its back_fail_at-th call (from 1; 0: none) fails. */
+static int back_cb(void *ctx, uint64_t first, uint64_t count, uint64_t *handle)
+{
+	struct drops *d = ctx;
+
+	(void)count;
+	if (d && ++d->backs == d->back_fail_at)
+		return 701; /* a CUresult */
+	*handle = 0x1000 + first;
+	return 0;
+}
+
 /* Map [first, first + count) as a backend does: extents for the gaps
  * (at most max long each), kept granules revived. */
 static int map(struct extent_map *em, uint64_t first, uint64_t count,
 	       uint64_t limit, uint64_t max)
 {
-	uint64_t fresh, pos = first, g, n;
+	uint64_t fresh;
 	int rc = extent_map_check(em, first, count, limit, &fresh);
 
+	if (!rc)
+		rc = extent_fill(em, first, count, max, back_cb, NULL, NULL);
 	if (rc)
 		return rc;
-	while (extent_next_gap(em, &pos, first + count, max, &g, &n)) {
-		if (extent_reserve(em))
-			return -ENOMEM;
-		extent_add(em, g, n, 0x1000 + g);
-	}
 	extent_revive(em, first, count);
 	return 0;
 }
@@ -95,6 +106,28 @@ static void extent_per_map_call_and_whole_unmap(void **state)
 	assert_int_equal(em.nbacked, 0);
 	/* not mapped: refused */
 	assert_int_equal(extent_unmap(&em, 10, 1, drop_cb, &d), -EINVAL);
+	extent_map_destroy(&em);
+}
+
+/* A map whose third new extent cannot be backed: the two it made are
+ * dropped and forgotten, what was there before stays. */
+static void extent_fill_failure_undoes_only_its_own(void **state)
+{
+	struct extent_map em;
+	struct drops d = {.fail_at = -1, .back_fail_at = 3};
+
+	assert_int_equal(extent_map_init(&em, NGRAN), 0);
+	assert_int_equal(map(&em, 0, 4, 0, 0), 0);
+	/* the gap [4, 20) in extents of 4: the third, [12, 16), fails */
+	assert_int_equal(extent_fill(&em, 0, 20, 4, back_cb, drop_cb, &d), 701);
+	assert_int_equal(d.n, 2);
+	assert_int_equal(d.first[0], 4);
+	assert_int_equal(d.first[1], 8);
+	assert_int_equal(em.count, 1);
+	assert_int_equal(em.nmapped, 4);
+	assert_int_equal(em.nbacked, 4);
+	assert_null(extent_at(&em, 4));
+	assert_int_equal(extent_at(&em, 3)->handle, 0x1000);
 	extent_map_destroy(&em);
 }
 
@@ -231,6 +264,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(extent_per_map_call_and_whole_unmap),
 		cmocka_unit_test(extent_size_is_capped),
+		cmocka_unit_test(extent_fill_failure_undoes_only_its_own),
 		cmocka_unit_test(extent_partial_unmap_keeps_until_the_last),
 		cmocka_unit_test(extent_kept_granules_respect_the_limit),
 		cmocka_unit_test(extent_failed_drop_stays_mapped),

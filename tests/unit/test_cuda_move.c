@@ -30,6 +30,7 @@
 
 #include "backend.h"
 #include "mem_suballoc.h"
+#include "suballoc_runs.h"
 
 #ifndef FAKE_LIBCUDA
 #define FAKE_LIBCUDA "build/tests/fake/libfakecuda.so"
@@ -275,27 +276,6 @@ static void cuda_move_maps_each_allocation_once_and_frees_it(void **state)
 	assert_int_equal(now().mappings, 0);
 }
 
-static int runs_of(struct fixture *f, uint64_t *start, uint64_t *end, int max)
-{
-	uint64_t pos = 0, a, sz, s, e;
-	uint32_t owner;
-	int n = 0;
-
-	while (suballoc_next(&f->sa, &pos, &a, &sz, &owner)) {
-		s = a / GRANULE * GRANULE;
-		e = (a + sz + GRANULE - 1) / GRANULE * GRANULE;
-		if (n && s <= end[n - 1]) {
-			if (e > end[n - 1])
-				end[n - 1] = e;
-			continue;
-		}
-		assert_true(n < max);
-		start[n] = s;
-		end[n++] = e;
-	}
-	return n;
-}
-
 static void cuda_move_after_resume_frees_runs_cleanly(void **state)
 {
 	struct fixture *f = *state;
@@ -304,14 +284,10 @@ static void cuda_move_after_resume_frees_runs_cleanly(void **state)
 
 	while (f->sa.mapped < QUOTA / 3 && f->n < 200)
 		alloc_one(f, some_size(f));
-	n = runs_of(f, start, end, 256);
-	for (i = 0; i < n; i++) /* suspend */
-		assert_int_equal(
-			ops->mem_unmap(f->b, start[i], end[i] - start[i]), 0);
+	n = suballoc_runs(&f->sa, GRANULE, start, end, 256);
+	suballoc_runs_remap(ops, f->b, start, end, n, false); /* suspend */
 	assert_memory_on(0, 0);
-	for (i = 0; i < n; i++) /* resume */
-		assert_int_equal(
-			ops->mem_map(f->b, start[i], end[i] - start[i]), 0);
+	suballoc_runs_remap(ops, f->b, start, end, n, true); /* resume */
 	for (i = 0; i < f->n / 2; i++)
 		free_one(f, (int)(rnd(f) % (uint32_t)f->n));
 	no_breach();

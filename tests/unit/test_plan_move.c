@@ -17,64 +17,19 @@
 #include <cmocka.h>
 
 #include "mem_suballoc.h"
+#include "plan_fixture.h"
 #include "plan_move.h"
 
-#define GiB	(1ull << 30)
-#define MiB	(1ull << 20)
-#define VA_BASE 0x500000000000ull
-
+/* Two H100s. */
 static int setup(void **state)
 {
-	struct plan *p = calloc(1, sizeof(*p));
-	struct vgpu_gpu_info info;
-	char err[256];
-	uint32_t i, g;
-
-	memset(&info, 0, sizeof(info));
-	info.backend = VGPU_BACKEND_CUDA;
-	snprintf(info.name, sizeof(info.name), "NVIDIA H100 80GB HBM3");
-	info.sm_count = 132;
-	info.min_partition = 8;
-	info.alignment = 8;
-	info.memory_total = 80 * GiB;
-	info.granularity = 2 * MiB;
-	info.ngroups = 15;
-	for (i = 0; i < info.ngroups; i++)
-		info.group_sms[i] = 8;
-	if (!p || plan_init(p, VA_BASE, err, sizeof(err)))
-		return -1;
-	for (g = 0; g < 2; g++) {
-		info.index = g;
-		if (plan_add_gpu(p, &info, err, sizeof(err)))
-			return -1;
-	}
-	*state = p;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	free(*state);
-	return 0;
-}
-
-static const struct plan_grant *take(struct plan *p, const char *name,
-				     uint32_t sms, uint64_t mem, uint32_t gpu)
-{
-	struct plan_request req = {
-		.name = name, .sms = sms, .memory = mem, .gpu = gpu};
-	char err[256];
-	const struct plan_grant *g = plan_reserve(p, &req, err, sizeof(err));
-
-	if (!g)
-		fail_msg("%s", err);
-	return g;
+	return plan_fixture_setup(state, plan_fixture_h100(), 2);
 }
 
 static void suspend_gives_back_and_resume_keeps_window(void **state)
 {
 	struct plan *p = *state;
-	const struct plan_grant *a = take(p, "a", 16, 10 * GiB, 0);
+	const struct plan_grant *a = plan_fixture_take(p, "a", 16, 10 * GiB, 0);
 	uint64_t va = a->va_base;
 	struct plan_move m;
 	char err[256];
@@ -87,7 +42,7 @@ static void suspend_gives_back_and_resume_keeps_window(void **state)
 	assert_int_equal(a->ngroups, 0);
 	assert_int_equal(a->va_base, va);
 	/* another vGPU takes groups 0-1 meanwhile */
-	take(p, "b", 16, GiB, 0);
+	plan_fixture_take(p, "b", 16, GiB, 0);
 	assert_int_equal(plan_move_choose(p, "a", 0, PLAN_GPU_ANY, 16, 10 * GiB,
 					  &m, err, sizeof(err)),
 			 0);
@@ -115,7 +70,7 @@ static void migrate_holds_both_then_one(void **state)
 	struct plan_move m;
 	char err[256];
 
-	take(p, "a", 24, 20 * GiB, 0);
+	plan_fixture_take(p, "a", 24, 20 * GiB, 0);
 	/* the same GPU is no migration */
 	assert_int_equal(plan_move_choose(p, "a", 0, 0, 24, 20 * GiB, &m, err,
 					  sizeof(err)),
@@ -151,14 +106,14 @@ static void migrate_refused_without_room(void **state)
 	struct plan_move m;
 	char err[256];
 
-	take(p, "a", 8, 40 * GiB, 0);
-	take(p, "big", 8, 70 * GiB, 1);
+	plan_fixture_take(p, "a", 8, 40 * GiB, 0);
+	plan_fixture_take(p, "big", 8, 70 * GiB, 1);
 	assert_int_equal(plan_move_choose(p, "a", 1, 0, 8, 40 * GiB, &m, err,
 					  sizeof(err)),
 			 -1);
 	assert_non_null(strstr(err, "of memory"));
 	assert_non_null(strstr(err, "free on GPU 1"));
-	take(p, "wide", 112, GiB, 1);
+	plan_fixture_take(p, "wide", 112, GiB, 1);
 	assert_int_equal(
 		plan_move_choose(p, "a", 1, 0, 16, GiB, &m, err, sizeof(err)),
 		-1);
@@ -253,13 +208,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 			suspend_gives_back_and_resume_keeps_window, setup,
-			teardown),
+			plan_fixture_teardown),
 		cmocka_unit_test_setup_teardown(migrate_holds_both_then_one,
-						setup, teardown),
+						setup, plan_fixture_teardown),
 		cmocka_unit_test_setup_teardown(migrate_refused_without_room,
-						setup, teardown),
+						setup, plan_fixture_teardown),
 		cmocka_unit_test_setup_teardown(suspended_in_the_state_file,
-						setup, teardown),
+						setup, plan_fixture_teardown),
 		cmocka_unit_test(suballoc_brings_allocations_back),
 	};
 

@@ -14,53 +14,20 @@
 
 #include <cmocka.h>
 
+#include "plan_fixture.h"
 #include "plan_resize.h"
 
-#define GiB	(1ull << 30)
-#define MiB	(1ull << 20)
-#define VA_BASE 0x500000000000ull
-
+/* One H100. */
 static int setup(void **state)
 {
-	struct plan *p = calloc(1, sizeof(*p));
-	struct vgpu_gpu_info info;
-	char err[256];
-	uint32_t i;
-
-	memset(&info, 0, sizeof(info));
-	info.backend = VGPU_BACKEND_CUDA;
-	snprintf(info.name, sizeof(info.name), "NVIDIA H100 80GB HBM3");
-	info.sm_count = 132;
-	info.min_partition = 8;
-	info.alignment = 8;
-	info.memory_total = 80 * GiB;
-	info.granularity = 2 * MiB;
-	info.ngroups = 15;
-	for (i = 0; i < info.ngroups; i++)
-		info.group_sms[i] = 8;
-	if (!p || plan_init(p, VA_BASE, err, sizeof(err)) ||
-	    plan_add_gpu(p, &info, err, sizeof(err)))
-		return -1;
-	*state = p;
-	return 0;
+	return plan_fixture_setup(state, plan_fixture_h100(), 1);
 }
 
-static int teardown(void **state)
-{
-	free(*state);
-	return 0;
-}
-
+/* A vGPU of sms SMs and 1 GiB on GPU 0. */
 static const struct plan_grant *take(struct plan *p, const char *name,
 				     uint32_t sms)
 {
-	struct plan_request req = {
-		.name = name, .sms = sms, .memory = GiB, .gpu = 0};
-	char err[256];
-	const struct plan_grant *g = plan_reserve(p, &req, err, sizeof(err));
-
-	assert_non_null(g);
-	return g;
+	return plan_fixture_take(p, name, sms, GiB, 0);
 }
 
 /* Choose, hold and finish (ok) in one go, as vgpud does on success. */
@@ -236,7 +203,7 @@ static void held_groups_are_taken_until_the_worker_answers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, plan_fixture_teardown)
 		T(resize_grows_keeping_its_groups),
 		T(resize_shrinks_to_its_lowest_groups),
 		T(resize_to_the_same_groups_changes_nothing),

@@ -14,57 +14,16 @@
 
 #include <cmocka.h>
 
+#include "plan_fixture.h"
 #include "plan_move.h"
 #include "plan_swap.h"
 
-#define GiB	(1ull << 30)
-#define MiB	(1ull << 20)
-#define VA_BASE 0x500000000000ull
-
+/* Two small simulated GPUs: 4 groups of 8 SMs, 10 GiB each. */
 static int setup(void **state)
 {
-	struct plan *p = calloc(1, sizeof(*p));
-	struct vgpu_gpu_info info;
-	char err[256];
-	uint32_t i, g;
-
-	memset(&info, 0, sizeof(info));
-	info.backend = VGPU_BACKEND_SIM;
-	snprintf(info.name, sizeof(info.name), "sim");
-	info.sm_count = 32;
-	info.min_partition = 8;
-	info.alignment = 8;
-	info.memory_total = 10 * GiB;
-	info.granularity = 2 * MiB;
-	info.ngroups = 4;
-	for (i = 0; i < info.ngroups; i++)
-		info.group_sms[i] = 8;
-	if (!p || plan_init(p, VA_BASE, err, sizeof(err)))
-		return -1;
-	for (g = 0; g < 2; g++) {
-		info.index = g;
-		if (plan_add_gpu(p, &info, err, sizeof(err)))
-			return -1;
-	}
-	*state = p;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	free(*state);
-	return 0;
-}
-
-static void take(struct plan *p, const char *name, uint32_t sms, uint64_t mem,
-		 uint32_t gpu)
-{
-	struct plan_request req = {
-		.name = name, .sms = sms, .memory = mem, .gpu = gpu};
-	char err[256];
-
-	if (!plan_reserve(p, &req, err, sizeof(err)))
-		fail_msg("%s", err);
+	return plan_fixture_setup(
+		state,
+		plan_fixture_gpu(VGPU_BACKEND_SIM, "sim", 32, 4, 10 * GiB), 2);
 }
 
 static struct plan_swap_need create_need(const char *name, uint32_t sms,
@@ -76,17 +35,26 @@ static struct plan_swap_need create_need(const char *name, uint32_t sms,
 	return n;
 }
 
+/* plan_swap_choose that must succeed, for the candidates c[0..nc). */
+static void choose_ok(const struct plan *p, const struct plan_swap_cand *c,
+		      uint32_t nc, const struct plan_swap_need *n,
+		      struct plan_swap_choice *out)
+{
+	char err[256];
+
+	if (plan_swap_choose(p, c, nc, n, out, err, sizeof(err)))
+		fail_msg("plan_swap_choose: %s", err);
+}
+
 static void swap_not_needed_when_it_fits(void **state)
 {
 	struct plan *p = *state;
 	struct plan_swap_cand c[] = {{"a", 5000}};
 	struct plan_swap_need n = create_need("x", 8, 1 * GiB, 0);
 	struct plan_swap_choice out;
-	char err[256];
 
-	take(p, "a", 8, 4 * GiB, 0);
-	assert_int_equal(plan_swap_choose(p, c, 1, &n, &out, err, sizeof(err)),
-			 0);
+	plan_fixture_take(p, "a", 8, 4 * GiB, 0);
+	choose_ok(p, c, 1, &n, &out);
 	assert_int_equal(out.n, 0);
 	assert_int_equal(out.gpu, 0);
 }
@@ -97,13 +65,11 @@ static void swap_takes_the_longest_idle(void **state)
 	struct plan_swap_cand c[] = {{"a", 1000}, {"b", 9000}, {"c", 3000}};
 	struct plan_swap_need n = create_need("x", 8, 3 * GiB, 0);
 	struct plan_swap_choice out;
-	char err[256];
 
-	take(p, "a", 8, 3 * GiB, 0);
-	take(p, "b", 8, 3 * GiB, 0);
-	take(p, "c", 8, 3 * GiB, 0);
-	assert_int_equal(plan_swap_choose(p, c, 3, &n, &out, err, sizeof(err)),
-			 0);
+	plan_fixture_take(p, "a", 8, 3 * GiB, 0);
+	plan_fixture_take(p, "b", 8, 3 * GiB, 0);
+	plan_fixture_take(p, "c", 8, 3 * GiB, 0);
+	choose_ok(p, c, 3, &n, &out);
 	assert_int_equal(out.n, 1);
 	assert_string_equal(c[out.idx[0]].name, "b");
 	assert_int_equal(out.bytes, 3 * GiB);
@@ -118,13 +84,11 @@ static void swap_takes_no_more_than_needed(void **state)
 	struct plan_swap_cand c[] = {{"a", 9000}, {"b", 5000}, {"c", 100}};
 	struct plan_swap_need n = create_need("x", 8, 5 * GiB, 0);
 	struct plan_swap_choice out;
-	char err[256];
 
-	take(p, "a", 8, 1 * GiB, 0);
-	take(p, "b", 8, 6 * GiB, 0);
-	take(p, "c", 8, 2 * GiB, 0);
-	assert_int_equal(plan_swap_choose(p, c, 3, &n, &out, err, sizeof(err)),
-			 0);
+	plan_fixture_take(p, "a", 8, 1 * GiB, 0);
+	plan_fixture_take(p, "b", 8, 6 * GiB, 0);
+	plan_fixture_take(p, "c", 8, 2 * GiB, 0);
+	choose_ok(p, c, 3, &n, &out);
 	assert_int_equal(out.n, 1);
 	assert_string_equal(c[out.idx[0]].name, "b");
 }
@@ -135,13 +99,11 @@ static void swap_takes_several_when_one_is_not_enough(void **state)
 	struct plan_swap_cand c[] = {{"a", 300}, {"b", 200}, {"c", 100}};
 	struct plan_swap_need n = create_need("x", 8, 6 * GiB, 0);
 	struct plan_swap_choice out;
-	char err[256];
 
-	take(p, "a", 8, 3 * GiB, 0);
-	take(p, "b", 8, 3 * GiB, 0);
-	take(p, "c", 8, 3 * GiB, 0);
-	assert_int_equal(plan_swap_choose(p, c, 3, &n, &out, err, sizeof(err)),
-			 0);
+	plan_fixture_take(p, "a", 8, 3 * GiB, 0);
+	plan_fixture_take(p, "b", 8, 3 * GiB, 0);
+	plan_fixture_take(p, "c", 8, 3 * GiB, 0);
+	choose_ok(p, c, 3, &n, &out);
 	assert_int_equal(out.n, 2);
 	assert_string_equal(c[out.idx[0]].name, "a");
 	assert_string_equal(c[out.idx[1]].name, "b");
@@ -154,12 +116,10 @@ static void swap_frees_sm_groups_too(void **state)
 	struct plan_swap_cand c[] = {{"a", 500}, {"b", 900}};
 	struct plan_swap_need n = create_need("x", 16, 1 * GiB, 0);
 	struct plan_swap_choice out;
-	char err[256];
 
-	take(p, "a", 16, 1 * GiB, 0);
-	take(p, "b", 16, 1 * GiB, 0);
-	assert_int_equal(plan_swap_choose(p, c, 2, &n, &out, err, sizeof(err)),
-			 0);
+	plan_fixture_take(p, "a", 16, 1 * GiB, 0);
+	plan_fixture_take(p, "b", 16, 1 * GiB, 0);
+	choose_ok(p, c, 2, &n, &out);
 	assert_int_equal(out.n, 1);
 	assert_string_equal(c[out.idx[0]].name, "b");
 }
@@ -172,8 +132,8 @@ static void swap_refuses_when_even_all_would_not_do(void **state)
 	struct plan_swap_choice out;
 	char err[256] = "";
 
-	take(p, "a", 8, 3 * GiB, 0);
-	take(p, "busy", 8, 3 * GiB, 0); /* not a candidate */
+	plan_fixture_take(p, "a", 8, 3 * GiB, 0);
+	plan_fixture_take(p, "busy", 8, 3 * GiB, 0); /* not a candidate */
 	assert_int_equal(plan_swap_choose(p, c, 1, &n, &out, err, sizeof(err)),
 			 -1);
 	assert_non_null(strstr(err, "GiB"));
@@ -187,7 +147,7 @@ static void swap_refuses_without_candidates(void **state)
 	struct plan_swap_choice out;
 	char err[256] = "";
 
-	take(p, "a", 8, 6 * GiB, 0);
+	plan_fixture_take(p, "a", 8, 6 * GiB, 0);
 	assert_int_equal(
 		plan_swap_choose(p, NULL, 0, &n, &out, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "no vGPU may be swapped out"));
@@ -200,13 +160,11 @@ static void swap_only_from_the_gpu_asked(void **state)
 	struct plan_swap_cand c[] = {{"a", 100}, {"b", 9000}};
 	struct plan_swap_need n = create_need("x", 8, 6 * GiB, 0);
 	struct plan_swap_choice out;
-	char err[256];
 
-	take(p, "a", 8, 6 * GiB, 0);
-	take(p, "b", 8, 6 * GiB, 1);
-	take(p, "b2", 8, 3 * GiB, 1);
-	assert_int_equal(plan_swap_choose(p, c, 2, &n, &out, err, sizeof(err)),
-			 0);
+	plan_fixture_take(p, "a", 8, 6 * GiB, 0);
+	plan_fixture_take(p, "b", 8, 6 * GiB, 1);
+	plan_fixture_take(p, "b2", 8, 3 * GiB, 1);
+	choose_ok(p, c, 2, &n, &out);
 	assert_int_equal(out.gpu, 0);
 	assert_int_equal(out.n, 1);
 	assert_string_equal(c[out.idx[0]].name, "a");
@@ -220,10 +178,10 @@ static void swap_any_gpu_takes_the_first_that_works(void **state)
 	struct plan_swap_choice out;
 	char err[256];
 
-	take(p, "a", 8, 6 * GiB, 0); /* not a candidate: GPU 0 stays full */
-	take(p, "b", 8, 6 * GiB, 1);
-	assert_int_equal(plan_swap_choose(p, c, 1, &n, &out, err, sizeof(err)),
-			 0);
+	plan_fixture_take(p, "a", 8, 6 * GiB,
+			  0); /* not a candidate: GPU 0 stays full */
+	plan_fixture_take(p, "b", 8, 6 * GiB, 1);
+	choose_ok(p, c, 1, &n, &out);
 	assert_int_equal(out.gpu, 1);
 	assert_int_equal(out.n, 1);
 	n.gpu_exclude = 1ull << 1; /* GPU 1 may not be chosen */
@@ -241,14 +199,12 @@ static void swap_makes_room_for_a_resume(void **state)
 				   .sms = 8,
 				   .memory = 4 * GiB};
 	struct plan_swap_choice out;
-	char err[256];
 
-	take(p, "a", 8, 4 * GiB, 0);
+	plan_fixture_take(p, "a", 8, 4 * GiB, 0);
 	assert_int_equal(plan_suspend(p, "a"), 0);
-	take(p, "b", 8, 4 * GiB, 0);
-	take(p, "c", 8, 4 * GiB, 0);
-	assert_int_equal(plan_swap_choose(p, c, 2, &n, &out, err, sizeof(err)),
-			 0);
+	plan_fixture_take(p, "b", 8, 4 * GiB, 0);
+	plan_fixture_take(p, "c", 8, 4 * GiB, 0);
+	choose_ok(p, c, 2, &n, &out);
 	assert_int_equal(out.n, 1);
 	assert_string_equal(c[out.idx[0]].name, "c");
 	/* nothing changed in the plan itself */
@@ -263,14 +219,12 @@ static void swap_skips_suspended_candidates(void **state)
 	struct plan_swap_cand c[] = {{"a", 9000}, {"b", 100}};
 	struct plan_swap_need n = create_need("x", 8, 6 * GiB, 0);
 	struct plan_swap_choice out;
-	char err[256];
 
-	take(p, "a", 8, 3 * GiB, 0);
-	take(p, "b", 8, 6 * GiB, 0);
+	plan_fixture_take(p, "a", 8, 3 * GiB, 0);
+	plan_fixture_take(p, "b", 8, 6 * GiB, 0);
 	assert_int_equal(plan_suspend(p, "a"), 0);
-	take(p, "c", 8, 3 * GiB, 0);
-	assert_int_equal(plan_swap_choose(p, c, 2, &n, &out, err, sizeof(err)),
-			 0);
+	plan_fixture_take(p, "c", 8, 3 * GiB, 0);
+	choose_ok(p, c, 2, &n, &out);
 	assert_int_equal(out.n, 1);
 	assert_string_equal(c[out.idx[0]].name, "b");
 }
@@ -279,30 +233,30 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(swap_not_needed_when_it_fits,
-						setup, teardown),
+						setup, plan_fixture_teardown),
 		cmocka_unit_test_setup_teardown(swap_takes_the_longest_idle,
-						setup, teardown),
+						setup, plan_fixture_teardown),
 		cmocka_unit_test_setup_teardown(swap_takes_no_more_than_needed,
-						setup, teardown),
+						setup, plan_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 			swap_takes_several_when_one_is_not_enough, setup,
-			teardown),
+			plan_fixture_teardown),
 		cmocka_unit_test_setup_teardown(swap_frees_sm_groups_too, setup,
-						teardown),
+						plan_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 			swap_refuses_when_even_all_would_not_do, setup,
-			teardown),
+			plan_fixture_teardown),
 		cmocka_unit_test_setup_teardown(swap_refuses_without_candidates,
-						setup, teardown),
+						setup, plan_fixture_teardown),
 		cmocka_unit_test_setup_teardown(swap_only_from_the_gpu_asked,
-						setup, teardown),
+						setup, plan_fixture_teardown),
 		cmocka_unit_test_setup_teardown(
 			swap_any_gpu_takes_the_first_that_works, setup,
-			teardown),
+			plan_fixture_teardown),
 		cmocka_unit_test_setup_teardown(swap_makes_room_for_a_resume,
-						setup, teardown),
+						setup, plan_fixture_teardown),
 		cmocka_unit_test_setup_teardown(swap_skips_suspended_candidates,
-						setup, teardown),
+						setup, plan_fixture_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,7 @@
 
 #include "backend.h"
 #include "mem_suballoc.h"
+#include "suballoc_runs.h"
 
 #define VA_BASE	 0x540000000000ull
 #define VA_SIZE	 (2ull << 30)
@@ -254,29 +255,6 @@ static void move_many_allocations_then_free_each(void **state)
 	assert_all_memory_back(f);
 }
 
-/* The runs of mapped granules, as a suspend unmaps them and a resume maps
- * them (worker_state.c: mapped_runs). */
-static int runs_of(struct fixture *f, uint64_t *start, uint64_t *end, int max)
-{
-	uint64_t pos = 0, a, sz, s, e;
-	uint32_t owner;
-	int n = 0;
-
-	while (suballoc_next(&f->sa, &pos, &a, &sz, &owner)) {
-		s = a / GRANULE * GRANULE;
-		e = (a + sz + GRANULE - 1) / GRANULE * GRANULE;
-		if (n && s <= end[n - 1]) {
-			if (e > end[n - 1])
-				end[n - 1] = e;
-			continue;
-		}
-		assert_true(n < max);
-		start[n] = s;
-		end[n++] = e;
-	}
-	return n;
-}
-
 static void
 move_after_resume_keeps_runs_until_their_last_allocation(void **state)
 {
@@ -295,14 +273,10 @@ move_after_resume_keeps_runs_until_their_last_allocation(void **state)
 		assert_non_null(save[i]);
 		memcpy(save[i], (void *)(uintptr_t)f->a[i].va, f->a[i].bytes);
 	}
-	n = runs_of(f, start, end, 256);
-	for (i = 0; i < n; i++)
-		assert_int_equal(
-			ops->mem_unmap(f->b, start[i], end[i] - start[i]), 0);
+	n = suballoc_runs(&f->sa, GRANULE, start, end, 256);
+	suballoc_runs_remap(ops, f->b, start, end, n, false);
 	/* resume: each run in one call, the contents back */
-	for (i = 0; i < n; i++)
-		assert_int_equal(
-			ops->mem_map(f->b, start[i], end[i] - start[i]), 0);
+	suballoc_runs_remap(ops, f->b, start, end, n, true);
 	for (i = 0; i < f->n; i++) {
 		memcpy((void *)(uintptr_t)f->a[i].va, save[i], f->a[i].bytes);
 		free(save[i]);
