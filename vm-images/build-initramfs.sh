@@ -57,29 +57,6 @@ stage_text()
 	rm -f "$tmp"
 }
 
-# Downloads and unpacks the Debian packages once.
-fetch_debs()
-{
-	local want
-	want="${DEB_PKGS[*]}"
-	if [ -f "$DEBS/.complete" ] && [ "$(cat "$DEBS/.complete")" = "$want" ]; then
-		return 0
-	fi
-	step "downloading ${DEB_PKGS[*]}"
-	rm -rf "$DEBS"
-	mkdir -p "$DEBS/root"
-	# as root, apt would fetch as _apt, who cannot write here
-	(cd "$DEBS" && apt-get -o APT::Sandbox::User="$(id -un)" download \
-		"${DEB_PKGS[@]}" >&2) ||
-		die "apt-get download ${DEB_PKGS[*]} failed (network? apt-get update?)"
-	local d
-	for d in "$DEBS"/*.deb; do
-		dpkg -x "$d" "$DEBS/root"
-	done
-	rm -f "$DEBS"/*.deb
-	echo "$want" >"$DEBS/.complete"
-}
-
 # Prints the libraries a dynamic program needs (resolved paths and the
 # loader), one per line.
 libs_of()
@@ -208,7 +185,7 @@ exec 9>"$OUT.lock"
 flock 9
 vm_kernel || die "cannot get the Debian kernel (vm-images/kernel.sh)"
 step "kernel $KVER"
-fetch_debs
+debs_fetch "$DEBS" "" "${DEB_PKGS[@]}"
 step "Debian packages ready (${DEB_PKGS[*]})"
 [ "${1:-}" != --fetch ] || exit 0
 for f in vgpud vgpu-worker vgpu-admin; do

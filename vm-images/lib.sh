@@ -6,6 +6,8 @@
 #   die MESSAGE         an error on stderr, exit 1
 #   VM_BUILD            the build directory (absolute), default build/vm
 #   vm_kernel           sets KVER KDIR VMLINUZ KMODDIR (vm-images/kernel.sh)
+#   rm_tree DIR         rm -rf that never crosses into a mount
+#   debs_fetch DIR LABEL PKG...  Debian packages unpacked in DIR/root, once
 
 VM_IMAGES=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_BUILD=${VM_BUILD:-build/vm}
@@ -38,4 +40,42 @@ vm_kernel()
 	out=$("$VM_IMAGES/kernel.sh") || return 1
 	eval "$out"
 	export KVER KDIR VMLINUZ KMODDIR
+}
+
+# rm_tree DIR: removes a tree we made, never crossing into a mount (a
+# chroot's /proc or /dev that an interrupted mmdebstrap left behind).
+rm_tree()
+{
+	[ -e "$1" ] || return 0
+	if grep -q " $1/" /proc/mounts; then
+		die "something is still mounted under $1: unmount it first"
+	fi
+	rm -rf --one-file-system "$1"
+}
+
+# debs_fetch DIR LABEL PKG...: downloads the Debian packages (apt-get
+# download) and unpacks them into DIR/root (dpkg -x, nothing installed),
+# once: DIR/.complete names the packages there, and another list fetches
+# again from scratch. LABEL comes before the list in the progress line
+# ("downloading LABELpkg1 pkg2 ...").
+debs_fetch()
+{
+	local dir=$1 label=$2 want d
+	shift 2
+	want="$*"
+	if [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$want" ]; then
+		return 0
+	fi
+	step "downloading $label$want"
+	rm_tree "$dir"
+	mkdir -p "$dir/root"
+	# as root, apt would fetch as _apt, who cannot write here
+	(cd "$dir" && apt-get -o APT::Sandbox::User="$(id -un)" download \
+		"$@" >&2) ||
+		die "apt-get download $want failed (network? apt-get update?)"
+	for d in "$dir"/*.deb; do
+		dpkg -x "$d" "$dir/root"
+	done
+	rm -f "$dir"/*.deb
+	echo "$want" >"$dir/.complete"
 }

@@ -23,6 +23,13 @@
 #   l2_monitor DIR COMMAND    one HMP command; its answer in DIR/monitor.log
 #   l2_has DIR REGEX          true when the console has a line matching it
 #   l2_uptime                 seconds since L1 booted (for timings)
+#   l2_accel_note ACCEL       a comment when L2 runs under TCG unasked
+#   l2_relay FILE             L2's console: its TAP lines as our results
+#   l1_restart DIR ACCEL      L2 is stuck in L1's KVM: asks the host for a
+#                             fresh L1 and ends the test
+#   l1_vgpu_create            the vGPU $NAME ($SMS SMs, 1 GiB) on a new
+#                             mdev instance, UUID
+#   local_client PROGRAM ARGS a program on $NAME through vgpud's socket
 #
 # Watchdogs: L2_UP_TIMEOUT (seconds to "vgpu-l2: up": 180 under KVM, 600
 # under TCG; a normal boot takes 10-60 and 100-300 on a busy 2-core
@@ -242,4 +249,65 @@ l2_follow()
 		[ -z "$hook" ] || "$hook" "$dir"
 		sleep 0.5
 	done
+}
+
+# l2_accel_note ACCEL: a comment saying why when L2 gets TCG though
+# L2_ACCEL did not ask for it (L1 has no usable /dev/kvm).
+l2_accel_note()
+{
+	if [ "$1" = tcg ] && [ "${L2_ACCEL:-auto}" != tcg ]; then
+		echo "# L1: no usable /dev/kvm after kvm_amd: L2 runs under TCG"
+	fi
+}
+
+# l2_relay FILE: L2's console (FILE): its TAP lines (numbered by its
+# run.sh) as our results, "l2 SCRIPT: ...", everything else as comments.
+l2_relay()
+{
+	tr -d '\r' <"$1" | awk '
+		/^(not )?ok [0-9]+ - / {
+			bad = /^not ok/
+			sub(/^(not )?ok [0-9]+ - /, "")
+			sub(/^l2_/, "")
+			printf "%s - l2 %s\n", bad ? "not ok" : "ok", $0
+			next }
+		/^1\.\.[0-9]+$/ { print "# l2 plan " $0; next }
+		{ print "# l2: " $0 }'
+}
+
+# l1_restart DIR ACCEL: L2's run (DIR) is stuck in L1's KVM: a vCPU stuck
+# there takes one of L1's CPUs and the instance with it, so only a fresh
+# L1 can go on. The host side (run-l1.sh, vm_l2.sh, vm_libvirt.sh) boots
+# L1 again when it sees the "vgpu-l1: restart" line. Ends the test.
+l1_restart()
+{
+	dmesg | grep 'soft lockup' | tail -n 2 | sed 's/^/# L1: /'
+	echo "vgpu-l1: restart: L2 is stuck in L1's KVM"
+	not_ok "L2 ($2) runs its tests ($(cat "$1/why"))"
+	finish
+}
+
+# l1_vgpu_create: the vGPU $NAME ($SMS SMs, 1 GiB) bound to a new mdev
+# instance (vgpu-admin create -f BP --mdev UUID), two results; UUID is
+# the instance's. The test ends when either fails.
+l1_vgpu_create()
+{
+	cat >"$TMP/bp.yaml" <<-BP
+		version: 1
+		name: $NAME
+		sms: $SMS
+		memory: 1G
+	BP
+	UUID=$(new_uuid)
+	check "vgpu-admin create -f BP --mdev UUID ($SMS SMs, 1 GiB)" \
+		vadmin create -f "$TMP/bp.yaml" --mdev "$UUID" || finish
+	check "the instance is on the mdev bus" mdev_exists "$UUID" || finish
+}
+
+# local_client PROGRAM ARGS: a program on the vGPU $NAME through the local
+# transport (vgpud's client socket), as on the host
+local_client()
+{
+	VGPU=$NAME VGPU_SOCKET=$RUN_DIR/client.sock LD_LIBRARY_PATH=/vgpu/lib \
+		timeout 300 "$@"
 }

@@ -32,14 +32,6 @@ L2_RUN=$TMP/l2
 UNPLUGGED=
 RESIZED=
 
-# local_client PROGRAM ARGS: a program on the vGPU through the local
-# transport (vgpud's client socket), as on the host
-local_client()
-{
-	VGPU=$NAME VGPU_SOCKET=$RUN_DIR/client.sock LD_LIBRARY_PATH=/vgpu/lib \
-		timeout 300 "$@"
-}
-
 # The monitor hook of l2_follow: unplug the vGPU once L2 asks for it.
 unplug_hook()
 {
@@ -73,21 +65,6 @@ l1_hooks()
 	unplug_hook "$1"
 }
 
-# Re-emits L2's TAP lines (numbered by its run.sh) as our results, and
-# everything else of its console as comments.
-relay()
-{
-	tr -d '\r' <"$1" | awk '
-		/^(not )?ok [0-9]+ - / {
-			bad = /^not ok/
-			sub(/^(not )?ok [0-9]+ - /, "")
-			sub(/^l2_/, "")
-			printf "%s - l2 %s\n", bad ? "not ok" : "ok", $0
-			next }
-		/^1\.\.[0-9]+$/ { print "# l2 plan " $0; next }
-		{ print "# l2: " $0 }'
-}
-
 cleanup_l2()
 {
 	l2_stop "$L2_RUN"
@@ -98,16 +75,7 @@ trap cleanup_l2 EXIT
 check "vgpu_mdev.ko loads" module_load || finish
 check "vgpud starts with the mdev transport (simulator)" vgpud_start ||
 	finish
-cat >"$TMP/bp.yaml" <<BP
-version: 1
-name: $NAME
-sms: $SMS
-memory: 1G
-BP
-uuid=$(new_uuid)
-check "vgpu-admin create -f BP --mdev UUID ($SMS SMs, 1 GiB)" \
-	vadmin create -f "$TMP/bp.yaml" --mdev "$uuid" || finish
-check "the instance is on the mdev bus" mdev_exists "$uuid" || finish
+l1_vgpu_create
 
 if local_client vm_rtt "${L2_RTT_ITERS:-1000}" /vgpu/kernels/vector_add.cubin \
 	l1 >"$TMP/rtt" 2>&1; then
@@ -118,9 +86,7 @@ fi
 sed 's/^/# /' "$TMP/rtt"
 
 accel=$(l2_accel)
-if [ "$accel" = tcg ] && [ "${L2_ACCEL:-auto}" != tcg ]; then
-	echo "# L1: no usable /dev/kvm after kvm_amd: L2 runs under TCG"
-fi
+l2_accel_note "$accel"
 cmd="export L2_EXPECT_SMS=$SMS L2_EXPECT_MEMORY=$MEMORY L2_EXPECT_NAME=$NAME
 export L2_RESIZE_SMS=$RESIZE_SMS
 export L2_RTT_ITERS=${L2_RTT_ITERS:-1000}
@@ -130,27 +96,19 @@ while :; do
 	attempt=$((attempt + 1))
 	UNPLUGGED=
 	RESIZED=
-	l2_start "$L2_RUN" "$accel" "$cmd" "$uuid"
+	l2_start "$L2_RUN" "$accel" "$cmd" "$UUID"
 	rc=0
 	l2_follow "$L2_RUN" l1_hooks || rc=$?
 	[ "$rc" -ne 0 ] || break
 	echo "# L1: L2 run $attempt under $accel failed: $(cat "$L2_RUN/why")"
-	relay "$L2_RUN/console" | sed 's/^/# (failed run) /'
+	l2_relay "$L2_RUN/console" | sed 's/^/# (failed run) /'
 	sed 's/^/# qemu: /' "$L2_RUN/qemu.log"
 	grep -v '=' "$L2_RUN/qemu-debug.log" | tail -n 5 | sed 's/^/# qemu -d: /'
-	if [ "$rc" -eq 4 ]; then
-		# A vCPU stuck in L1's KVM takes one of L1's CPUs and the
-		# instance with it: only a fresh L1 can go on. The host side
-		# (run-l1.sh, vm_l2.sh) boots L1 again when it sees this line.
-		dmesg | grep 'soft lockup' | tail -n 2 | sed 's/^/# L1: /'
-		echo "vgpu-l1: restart: L2 is stuck in L1's KVM"
-		not_ok "L2 ($accel) runs its tests ($(cat "$L2_RUN/why"))"
-		finish
-	fi
+	[ "$rc" -ne 4 ] || l1_restart "$L2_RUN" "$accel"
 	[ "$attempt" -le "${L2_RETRIES:-1}" ] || break
 done
 if [ "$rc" -eq 0 ]; then
-	relay "$L2_RUN/console"
+	l2_relay "$L2_RUN/console"
 	ok "L2 ($accel) was up after $(cat "$L2_RUN/up") s and ran its tests in $(cat "$L2_RUN/secs") s (run $attempt, guest exit $L2_STATUS)"
 	sed 's/^/# qemu: /' "$L2_RUN/qemu.log"
 else
@@ -167,7 +125,7 @@ fi
 
 check "the vGPU still serves a local client after the VM is gone" \
 	local_client vm_rtt 20 /vgpu/kernels/vector_add.cubin after
-check "the instance can be removed" mdev_remove "$uuid"
+check "the instance can be removed" mdev_remove "$UUID"
 check "vgpud exits cleanly" vgpud_stop
 check "L1's kernel log has no BUG, Oops, WARNING, soft lockup" sh -c \
 	"! dmesg | grep -E 'BUG|Oops|WARNING|general protection|soft lockup'"

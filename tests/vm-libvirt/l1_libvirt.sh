@@ -34,14 +34,6 @@ ATTACHED=
 DETACHED=
 REATTACHED=
 
-# local_client PROGRAM ARGS: a program on the vGPU through vgpud's client
-# socket (as on the host)
-local_client()
-{
-	VGPU=$NAME VGPU_SOCKET=$RUN_DIR/client.sock LD_LIBRARY_PATH=/vgpu/lib \
-		timeout 300 "$@"
-}
-
 # took CMD...: runs CMD; its duration in seconds in TOOK
 took()
 {
@@ -141,21 +133,6 @@ lv_hook()
 	fi
 }
 
-# L2's TAP lines (numbered by its run.sh) as our results, the rest of its
-# console as comments (as l1_suite.sh relays them)
-relay()
-{
-	tr -d '\r' <"$1" | awk '
-		/^(not )?ok [0-9]+ - / {
-			bad = /^not ok/
-			sub(/^(not )?ok [0-9]+ - /, "")
-			sub(/^l2_/, "")
-			printf "%s - l2 %s\n", bad ? "not ok" : "ok", $0
-			next }
-		/^1\.\.[0-9]+$/ { print "# l2 plan " $0; next }
-		{ print "# l2: " $0 }'
-}
-
 cleanup_lv()
 {
 	[ -z "$L2_QEMU_PID" ] || lv_destroy "$RUN"
@@ -168,9 +145,7 @@ check "vgpu_mdev.ko loads" module_load || finish
 check "vgpud starts with the mdev transport (simulator)" vgpud_start ||
 	finish
 accel=$(l2_accel)
-if [ "$accel" = tcg ] && [ "${L2_ACCEL:-auto}" != tcg ]; then
-	echo "# L1: no usable /dev/kvm after kvm_amd: L2 runs under TCG"
-fi
+l2_accel_note "$accel"
 if took libvirtd_start >"$TMP/start" 2>&1 && lv version >>"$TMP/start" 2>&1; then
 	ok "libvirtd starts, virsh version answers ($TOOK s)"
 	sed 's/^/# /' "$TMP/start"
@@ -181,16 +156,7 @@ else
 	finish
 fi
 
-cat >"$TMP/bp.yaml" <<BP
-version: 1
-name: $NAME
-sms: $SMS
-memory: 1G
-BP
-UUID=$(new_uuid)
-check "vgpu-admin create -f BP --mdev UUID ($SMS SMs, 1 GiB)" \
-	vadmin create -f "$TMP/bp.yaml" --mdev "$UUID" || finish
-check "the instance is on the mdev bus" mdev_exists "$UUID" || finish
+l1_vgpu_create
 
 cmd="export L2_EXPECT_SMS=$SMS L2_EXPECT_MEMORY=$MEMORY L2_EXPECT_NAME=$NAME
 sh /vgpu/tests/run.sh l2_attach.sh l2_pci.sh l2_detach.sh"
@@ -216,19 +182,16 @@ while :; do
 	[ "$rc" -ne 0 ] || break
 	echo "# L1: L2 run $attempt under $accel failed: $(cat "$RUN/why")"
 	sed 's/^/# (failed run) /' "$RUN/l1.tap" 2>/dev/null
-	relay "$RUN/console" | sed 's/^/# (failed run) /'
+	l2_relay "$RUN/console" | sed 's/^/# (failed run) /'
 	if [ "$rc" -eq 4 ] || ! lv_destroy "$RUN"; then
-		dmesg | grep 'soft lockup' | tail -n 2 | sed 's/^/# L1: /'
-		echo "vgpu-l1: restart: L2 is stuck in L1's KVM"
-		not_ok "L2 ($accel) runs its tests ($(cat "$RUN/why"))"
-		finish
+		l1_restart "$RUN" "$accel"
 	fi
 	[ "$attempt" -le "${L2_RETRIES:-1}" ] || break
 done
 if [ "$rc" -eq 0 ]; then
 	# the steps L1 took, then what L2 saw
 	cat "$RUN/l1.tap" 2>/dev/null
-	relay "$RUN/console"
+	l2_relay "$RUN/console"
 	ok "L2 ($accel) was up after $(cat "$RUN/up") s and ran its tests in $(cat "$RUN/secs") s (run $attempt, guest exit $L2_STATUS)"
 else
 	not_ok "L2 ($accel) runs its tests ($attempt runs; the last: $(cat "$RUN/why"))"

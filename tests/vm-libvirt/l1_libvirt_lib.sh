@@ -51,13 +51,8 @@ libvirtd_start()
 # (QEMU is not its child in the process sense that matters here).
 libvirtd_stop()
 {
-	[ -n "$LIBVIRTD_PID" ] || return 0
-	kill -TERM "$LIBVIRTD_PID" 2>/dev/null
-	wait_for 30 "libvirtd to exit" sh -c "! kill -0 $LIBVIRTD_PID" ||
-		kill -KILL "$LIBVIRTD_PID" 2>/dev/null
-	wait "$LIBVIRTD_PID" 2>/dev/null
+	bg_stop "$LIBVIRTD_PID" 30 libvirtd
 	LIBVIRTD_PID=
-	return 0
 }
 
 # lv_domain DIR ACCEL CMD

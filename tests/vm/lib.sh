@@ -9,6 +9,7 @@
 #   TAP          ok, not_ok, skip, check, check_fails, diag_file, finish
 #   kernel log   dmesg_mark, dmesg_since
 #   waiting      wait_for SECONDS WHAT COMMAND...
+#   processes    bg_stop PID SECONDS NAME
 #   module       module_load, module_unload, parent, parent_name,
 #                types_dir, type_attr, objects_zero
 #   vgpud        vgpud_start [ARGS], vgpud_stop, vgpud_kill, vadmin ARGS,
@@ -207,16 +208,24 @@ vgpud_start()
 	fi
 }
 
+# bg_stop PID SECONDS NAME: stops a background process of this shell
+# (SIGTERM; SIGKILL when it is still there after SECONDS) and reaps it;
+# nothing when PID is empty.
+bg_stop()
+{
+	[ -n "$1" ] || return 0
+	kill -TERM "$1" 2>/dev/null
+	wait_for "$2" "$3 to exit" sh -c "! kill -0 $1" ||
+		kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
+
 # Stops vgpud (SIGTERM; SIGKILL after 20 s).
 vgpud_stop()
 {
-	[ -n "$VGPUD_PID" ] || return 0
-	kill -TERM "$VGPUD_PID" 2>/dev/null
-	wait_for 20 "vgpud to exit" sh -c "! kill -0 $VGPUD_PID" ||
-		kill -KILL "$VGPUD_PID" 2>/dev/null
-	wait "$VGPUD_PID" 2>/dev/null
+	bg_stop "$VGPUD_PID" 20 vgpud
 	VGPUD_PID=
-	return 0
 }
 
 # Kills vgpud with SIGKILL (its workers live on, as on a crash).

@@ -84,37 +84,6 @@ run_logged()
 	fi
 }
 
-# rm_tree DIR: removes a tree we made, never crossing into a mount (a
-# chroot's /proc or /dev that an interrupted mmdebstrap left behind).
-rm_tree()
-{
-	[ -e "$1" ] || return 0
-	if grep -q " $1/" /proc/mounts; then
-		die "something is still mounted under $1: unmount it first"
-	fi
-	rm -rf --one-file-system "$1"
-}
-
-# Downloads and unpacks the host tools once.
-fetch_tools()
-{
-	local want="${TOOL_PKGS[*]}" d
-	if [ -f "$TOOLS/.complete" ] && [ "$(cat "$TOOLS/.complete")" = "$want" ]; then
-		return 0
-	fi
-	step "downloading the host tools: $want"
-	rm_tree "$TOOLS"
-	mkdir -p "$TOOLS/root"
-	(cd "$TOOLS" && apt-get -o APT::Sandbox::User="$(id -un)" download \
-		"${TOOL_PKGS[@]}" >&2) ||
-		die "apt-get download $want failed (network? apt-get update?)"
-	for d in "$TOOLS"/*.deb; do
-		dpkg -x "$d" "$TOOLS/root"
-	done
-	rm -f "$TOOLS"/*.deb
-	echo "$want" >"$TOOLS/.complete"
-}
-
 # ko_info FIELD KO: a field of a module's .modinfo (no kmod on the host).
 ko_info()
 {
@@ -345,7 +314,7 @@ done
 vermagic=$(ko_info vermagic "$GUEST_MODULE")
 [ "${vermagic%% *}" = "$KVER" ] ||
 	die "$GUEST_MODULE is built for ${vermagic%% *}, not $KVER (make guest-modules)"
-fetch_tools
+debs_fetch "$TOOLS" "the host tools: " "${TOOL_PKGS[@]}"
 export PATH="$TOOLS/root/usr/bin:$TOOLS/root/usr/sbin:$TOOLS/root/sbin:$PATH"
 build_base
 

@@ -42,25 +42,6 @@ RT_PROGRAMS=(vector_add_rt matmul_shared_rt streams_overlap_rt events_rt
 	callbacks_rt symbols_rt templates_rt errors_rt device_props_rt
 	func_attrs_rt resize_props_rt)
 
-fetch_debs()
-{
-	local want="${DEB_PKGS[*]}" d
-	if [ -f "$DEBS/.complete" ] && [ "$(cat "$DEBS/.complete")" = "$want" ]; then
-		return 0
-	fi
-	step "downloading $want"
-	rm -rf "$DEBS"
-	mkdir -p "$DEBS/root"
-	(cd "$DEBS" && apt-get -o APT::Sandbox::User="$(id -un)" download \
-		"${DEB_PKGS[@]}" >&2) ||
-		die "apt-get download $want failed (network? apt-get update?)"
-	for d in "$DEBS"/*.deb; do
-		dpkg -x "$d" "$DEBS/root"
-	done
-	rm -f "$DEBS"/*.deb
-	echo "$want" >"$DEBS/.complete"
-}
-
 # ko_path NAME: the Debian module file of a module name.
 ko_path()
 {
@@ -182,7 +163,7 @@ flock 9
 vm_kernel || die "cannot get the Debian kernel (vm-images/kernel.sh)"
 [ -x "$BUSYBOX" ] || die "no $BUSYBOX: run vm-images/build-initramfs.sh first"
 [ -n "$QEMU" ] || die "no qemu-system-x86_64 (scripts/install-deps.sh test)"
-fetch_debs
+debs_fetch "$DEBS" "" "${DEB_PKGS[@]}"
 [ "${1:-}" != --fetch ] || exit 0
 for f in libcuda.so.1 libcudart.so.13; do
 	[ -f "$BUILD/lib/$f" ] || die "$BUILD/lib/$f is not built (make all)"

@@ -36,25 +36,6 @@ DEB_PKGS=(libvirt0 libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 	libtirpc3 libapparmor1 libaudit1 libacl1 libxml2 libreadline8
 	libcurl3-gnutls)
 
-fetch_debs()
-{
-	local want="${DEB_PKGS[*]}" d
-	if [ -f "$DEBS/.complete" ] && [ "$(cat "$DEBS/.complete")" = "$want" ]; then
-		return 0
-	fi
-	step "downloading ${#DEB_PKGS[@]} packages: $want"
-	rm -rf "$DEBS"
-	mkdir -p "$DEBS/root"
-	(cd "$DEBS" && apt-get -o APT::Sandbox::User="$(id -un)" download \
-		"${DEB_PKGS[@]}" >&2) ||
-		die "apt-get download failed (network? apt-get update?)"
-	for d in "$DEBS"/*.deb; do
-		dpkg -x "$d" "$DEBS/root"
-	done
-	rm -f "$DEBS"/*.deb
-	echo "$want" >"$DEBS/.complete"
-}
-
 # stage_tree PART SRCDIR DESTDIR: every file under SRCDIR.
 stage_tree()
 {
@@ -134,7 +115,7 @@ step "start"
 mkdir -p "$OUT"
 exec 9>"$OUT.lock"
 flock 9
-fetch_debs
+debs_fetch "$DEBS" "${#DEB_PKGS[@]} packages: " "${DEB_PKGS[@]}"
 [ "${1:-}" != --fetch ] || exit 0
 mkdir -p "$STAGE/libvirt" "$STAGE/libs"
 stage_libvirt
