@@ -886,6 +886,9 @@ void daemon_state_timers(struct daemon *d, int64_t now)
 					   v->cfg.name, op_name(st->op),
 					   DAEMON_STATE_TIMEOUT_MS / 1000);
 		st->waiter = NULL;
+		/* a swap nobody waits for must not hold its GPU's other
+		 * swaps back for as long as the worker is stuck */
+		daemon_swap_aborted(d, v, "its worker made no progress");
 	}
 	daemon_swap_timers(d, now);
 }

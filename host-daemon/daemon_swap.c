@@ -175,14 +175,21 @@ static bool gpu_busy(struct daemon *d, uint32_t gpu)
 	return false;
 }
 
-static bool hellos_for(struct daemon *d, const struct daemon_vgpu *v)
+/* How many hellos wait for v (parked connections). */
+static uint32_t hellos_count(struct daemon *d, const struct daemon_vgpu *v)
 {
 	const struct daemon_swap_hello *h;
+	uint32_t n = 0;
 
 	for (h = d->swap ? d->swap->hellos : NULL; h; h = h->next)
 		if (!strcmp(h->vgpu, v->cfg.name))
-			return true;
-	return false;
+			n++;
+	return n;
+}
+
+static bool hellos_for(struct daemon *d, const struct daemon_vgpu *v)
+{
+	return hellos_count(d, v) != 0;
 }
 
 /* ---- who may go out ----------------------------------------------------- */
@@ -823,6 +830,15 @@ bool daemon_swap_hello(struct daemon *d, struct daemon_conn *c,
 			v->cfg.name, sw->why, v->cfg.name);
 		return true;
 	}
+	/* each parked hello keeps a connection: a client that loops on
+	 * connect must not take every descriptor vgpud has */
+	if (hellos_count(d, v) >= SWAP_HELLOS_MAX) {
+		daemon_client_refuse(d, c, VGPU_HELLO_UNAVAILABLE,
+				     "vGPU '%s' is swapped out and %u clients "
+				     "already wait for it; try again",
+				     v->cfg.name, SWAP_HELLOS_MAX);
+		return true;
+	}
 	S = daemon_swap_of(d);
 	h = S ? calloc(1, sizeof(*h)) : NULL;
 	if (!h) {
@@ -964,6 +980,7 @@ void daemon_swap_saved(struct daemon *d, struct daemon_vgpu *v,
 				   g);
 		}
 		rooms_run(d, now);
+		swapped_run(d, now); /* a hello came while it went out */
 		return;
 	}
 	if (r->op != VGPU_STATE_RESUME || !sw->swapped)
@@ -1108,6 +1125,21 @@ void daemon_swap_timers(struct daemon *d, int64_t now)
 	rooms_run(d, now);
 	swapped_run(d, now);
 	hellos_run(d, now);
+}
+
+int64_t daemon_swap_next_deadline(const struct daemon *d)
+{
+	const struct daemon_swap_room *r;
+	const struct daemon_swap_hello *h;
+	int64_t next = 0;
+
+	for (r = d->swap ? d->swap->rooms : NULL; r; r = r->next)
+		if (!next || r->deadline < next)
+			next = r->deadline;
+	for (h = d->swap ? d->swap->hellos : NULL; h; h = h->next)
+		if (!next || h->deadline < next)
+			next = h->deadline;
+	return next;
 }
 
 int64_t daemon_swap_deadline(const struct daemon_vgpu *v)

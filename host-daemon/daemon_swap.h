@@ -44,6 +44,7 @@ struct daemon_vgpu;
 /* A new client's hello waits at most this for the swap-in (the guest
  * library gives up on vgpud after 30 s). */
 #define SWAP_HELLO_WAIT_MAX_MS 25000u
+#define SWAP_HELLOS_MAX	       32u /* hellos parked per vGPU */
 /* A vGPU with work that cannot come back yet tries again this often. */
 #define SWAP_RETRY_MS 100
 /* A create or resume waits at most this for its victims to go out. */
@@ -143,6 +144,9 @@ void daemon_swap_vgpu_free(struct daemon *d, struct daemon_vgpu *v);
 /* The loop: what is due; v's next deadline (0: none). */
 void daemon_swap_timers(struct daemon *d, int64_t now);
 int64_t daemon_swap_deadline(const struct daemon_vgpu *v);
+/* The earliest deadline of a waiting request or hello (0: none), so
+ * that it is answered in time even when nothing else wakes the loop. */
+int64_t daemon_swap_next_deadline(const struct daemon *d);
 /* vgpud shuts down: answer whoever waits. */
 void daemon_swap_close_waiters(struct daemon *d);
 

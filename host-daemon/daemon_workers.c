@@ -38,6 +38,7 @@
 #include "daemon_state_ops.h"
 #include "daemon_mdev.h"
 #include "daemon_sched.h"
+#include "daemon_swap.h"
 
 #define PROBE_TIMEOUT_MS      30000 /* times 4 under a wrapper */
 #define PROBE_EXIT_TIMEOUT_MS 5000
@@ -1207,6 +1208,7 @@ int64_t daemon_workers_next_deadline(struct daemon *d)
 	for (i = 0; i < d->ngpus; i++)
 		CONSIDER(d->domains[i].restart_at);
 	CONSIDER(daemon_sched_deadline(d));
+	CONSIDER(daemon_swap_next_deadline(d));
 #undef CONSIDER
 	return next;
 }

@@ -467,8 +467,8 @@ int suballoc_next(const struct suballoc *sa, uint64_t *pos, uint64_t *start,
  * with nothing above yet): partly covered granules on their own, the
  * rest in one span per block. So a later free (sa_free_block) unmaps
  * exactly spans that were mapped, as the driver needs. Stops at fn's
- * first error when stop_on_error. Returns the spans passed without error;
- * *rc: the first error (0 for none).
+ * first error when stop_on_error. Returns the spans passed (without an
+ * error, when stop_on_error); *rc: the first error (0 for none).
  */
 static uint64_t sa_walk_spans(const struct suballoc *sa, suballoc_map_fn fn,
 			      void *ctx, uint64_t limit, int stop_on_error,
@@ -491,7 +491,7 @@ static uint64_t sa_walk_spans(const struct suballoc *sa, suballoc_map_fn fn,
 				*rc = e;
 			if (e && stop_on_error)
 				return done;
-			done += !e;
+			done++;
 		}
 		lo_end = blk_end(b);
 	}

@@ -154,6 +154,24 @@ if [ $((SECONDS - t0)) -le 10 ]; then
 else
 	tap_not_ok "it waited about the bound" "$((SECONDS - t0)) s"
 fi
+# 40 clients at once: at most SWAP_HELLOS_MAX (32) wait, the rest are
+# refused at once with a sentence; vgpud answers throughout
+many=()
+for i in $(seq 1 40); do
+	client a "$(prog vector_add)" 1024 >"$TEST_TMP/many.$i.out" 2>&1 &
+	many+=($!)
+done
+for p in "${many[@]}"; do
+	wait "$p" || true
+done
+n=$(grep -l "clients already wait for it" "$TEST_TMP"/many.*.out | wc -l)
+if [ "$n" -ge 1 ]; then
+	tap_ok "40 clients at once: $n refused at once, the rest waited (32 at most)"
+else
+	tap_not_ok "40 clients at once: some are refused at once" \
+		"$(cat "$TEST_TMP"/many.1.out)"
+fi
+tap_expect "vgpud still answers after the crowd" 0 "swapped" vadmin list
 touch "$DA/suspended" # a's client makes a call: nothing may make room
 if wait_pid "$HOLD_A" 20; then
 	tap_not_ok "a's waiting call fails after the bound" \
