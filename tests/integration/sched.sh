@@ -11,7 +11,8 @@
 #     each making progress;
 #   - refusals with a sentence: admission per mode, a resize outside
 #     min..max, a policy that no longer fits, bad values (usage);
-#   - a blueprint's policy fields; the state file keeps the policies.
+#   - a blueprint's policy fields; the state file keeps the policies;
+#   - steady bursts (100 ms on, 200 ms off) are seen with their period.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 export VGPU_SIM_GPUS=1 VGPU_SIM_SMS=132 VGPU_SIM_MEMORY=16G
@@ -213,6 +214,30 @@ print(s["scheduler"][0]["mode"], s["scheduler"][0]["overcommit"],
 }
 tap_expect "the state file keeps the policies" 0 "^fair True 3 8 16$" state_has
 tap_expect "policy --json parses" 0 '"mode": "fair"' vadmin policy --json
+
+# ---- steady bursts are seen (plan_burst.c) --------------------------------------
+# 100 ms of kernels every 300 ms: a period near 300 ms, its SMs due back
+# ahead of each burst
+MW="$BUILD/bench/mixed_workload"
+client_bg "$TEST_TMP/bursts.out" latency-critical "$MW" lc \
+	"$VGPU_KERNEL_DIR" --blocks 64 --iters 1 --on-ms 100 --off-ms 200 \
+	--seconds 4 --start "$(date +%s%3N)"
+bursts_pid=$BG_PID
+period=
+for _ in $(seq 60); do
+	period=$(sched latency-critical burst_period_ms)
+	case $period in [0-9]*) break ;; esac
+	sleep 0.1
+done
+wait_pid "$bursts_pid" 30 || true
+BG_PIDS=()
+if [[ $period =~ ^[0-9]+$ ]] && [ "$period" -ge 250 ] &&
+	[ "$period" -le 350 ]; then
+	tap_ok "steady bursts are seen: a period of $period ms (300 asked)"
+else
+	tap_not_ok "steady bursts are seen (a period near 300 ms)" \
+		"burst_period_ms: ${period:-none}"
+fi
 
 rc=0
 vgpu_stop || rc=$?
