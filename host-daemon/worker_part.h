@@ -62,6 +62,14 @@ int worker_part_timeout(const struct worker *w, int timeout_ms);
 /* One VGPU_CTL_LOAD for the window since the last (with each STATS). */
 void worker_load_send(struct worker *w);
 
+/*
+ * After the composition changed (resize, move, resume, migration): the
+ * device description anew from the backend, the change counter up, every
+ * client's ring told. Returns the new count; *out (may be NULL) gets the
+ * description. Main thread; worker_resize.c.
+ */
+uint32_t worker_publish_info(struct worker *w, struct vgpu_device_info *out);
+
 /* The device description as it is now (client threads; worker_exec.c). */
 void worker_info_copy(struct worker *w, struct vgpu_device_info *out);
 

@@ -113,6 +113,28 @@ static int request_ok(const struct vgpu_ctl_resize *q, char *why, size_t len)
 	return 1;
 }
 
+uint32_t worker_publish_info(struct worker *w, struct vgpu_device_info *out)
+{
+	struct vgpu_device_info info;
+	uint32_t count;
+
+	memset(&info, 0, sizeof(info));
+	w->ops->device_info(w->be, &info);
+	info.name[sizeof(info.name) - 1] = 0;
+	info.gpu_name[sizeof(info.gpu_name) - 1] = 0;
+	info.vgpu_name[sizeof(info.vgpu_name) - 1] = 0;
+	count = __atomic_load_n(&w->change_count, __ATOMIC_RELAXED) + 1;
+	info.change_count = count;
+	pthread_mutex_lock(&w->info_lock);
+	w->info = info;
+	pthread_mutex_unlock(&w->info_lock);
+	__atomic_store_n(&w->change_count, count, __ATOMIC_RELEASE);
+	worker_client_publish_change(w, count);
+	if (out)
+		*out = info;
+	return count;
+}
+
 /* Run a checked request now (the budget allows it). */
 static void resize_run(struct worker *w, const struct vgpu_ctl_resize *q,
 		       uint64_t delay_ns)
@@ -147,18 +169,7 @@ static void resize_run(struct worker *w, const struct vgpu_ctl_resize *q,
 	w->cfg.ngroups = q->ngroups;
 	memset(w->cfg.groups, 0, sizeof(w->cfg.groups));
 	memcpy(w->cfg.groups, q->groups, q->ngroups * sizeof(q->groups[0]));
-	memset(&info, 0, sizeof(info));
-	w->ops->device_info(w->be, &info);
-	info.name[sizeof(info.name) - 1] = 0;
-	info.gpu_name[sizeof(info.gpu_name) - 1] = 0;
-	info.vgpu_name[sizeof(info.vgpu_name) - 1] = 0;
-	count = __atomic_load_n(&w->change_count, __ATOMIC_RELAXED) + 1;
-	info.change_count = count;
-	pthread_mutex_lock(&w->info_lock);
-	w->info = info;
-	pthread_mutex_unlock(&w->info_lock);
-	__atomic_store_n(&w->change_count, count, __ATOMIC_RELEASE);
-	worker_client_publish_change(w, count);
+	count = worker_publish_info(w, &info);
 
 	/* a debt of at most one budget: one slow switch (a loaded host)
 	 * holds the next resize back by a period, not for minutes */

@@ -136,27 +136,6 @@ static struct run *mapped_runs(struct worker *w, size_t *n, uint64_t *bytes)
 	return v;
 }
 
-/* The device description anew, the change counter up, the clients told
- * (as after a resize: worker_resize.c). */
-static void publish_info(struct worker *w)
-{
-	struct vgpu_device_info info;
-	uint32_t count;
-
-	memset(&info, 0, sizeof(info));
-	w->ops->device_info(w->be, &info);
-	info.name[sizeof(info.name) - 1] = 0;
-	info.gpu_name[sizeof(info.gpu_name) - 1] = 0;
-	info.vgpu_name[sizeof(info.vgpu_name) - 1] = 0;
-	count = __atomic_load_n(&w->change_count, __ATOMIC_RELAXED) + 1;
-	info.change_count = count;
-	pthread_mutex_lock(&w->info_lock);
-	w->info = info;
-	pthread_mutex_unlock(&w->info_lock);
-	__atomic_store_n(&w->change_count, count, __ATOMIC_RELEASE);
-	worker_client_publish_change(w, count);
-}
-
 /* Whether the backend's slice is on gpu, over exactly these groups. */
 static bool slice_is(const struct worker *w, uint32_t gpu,
 		     const uint32_t *groups, uint32_t ngroups)
@@ -809,7 +788,7 @@ static void do_resume(struct worker *w, const struct vgpu_ctl_restore *q,
 	if (st->file_fd >= 0 && st->file_fd != fd)
 		close(st->file_fd);
 	st->file_fd = -1;
-	publish_info(w);
+	worker_publish_info(w, NULL);
 	worker_thaw(w);
 	memset(&r, 0, sizeof(r));
 	r.seq = q->seq;
@@ -897,7 +876,7 @@ static void do_migrate(struct worker *w, const struct vgpu_ctl_restore *q)
 		return;
 	}
 	config_moved(w, q->gpu, q->groups, q->ngroups);
-	publish_info(w);
+	worker_publish_info(w, NULL);
 	__atomic_store_n(&w->dirty_all, 1, __ATOMIC_RELAXED);
 	worker_thaw(w);
 	t2 = worker_now_ns();
