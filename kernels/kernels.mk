@@ -15,6 +15,7 @@ SIM_KERNEL_OBJS := $(patsubst kernels/%.c,$(BUILD)/obj/kernels/%.o,$(SIM_KERNEL_
 
 all: $(KERNEL_CUBINS) $(SIM_KERNEL_OBJS)
 
+$(BUILD)/kernels/matmul_tiled.cubin: kernels/matmul_tile.cuh
 $(KERNEL_CUBINS): $(BUILD)/kernels/%.cubin: kernels/%.cu | check-nvcc
 	@mkdir -p $(dir $@)
 	$(NVCC) -cubin -arch=$(CUDA_ARCH) -O3 -o $@ $<

@@ -10,29 +10,11 @@
 #ifndef VGPU_MATMUL_SHARED_CUH
 #define VGPU_MATMUL_SHARED_CUH
 
-#define TILE 16
+#include "matmul_tile.cuh"
 
 __global__ void matmulShared(const float *A, const float *B, float *C, int n)
 {
-	__shared__ float as[TILE][TILE];
-	__shared__ float bs[TILE][TILE];
-	int tx = threadIdx.x, ty = threadIdx.y;
-	int row = blockIdx.y * TILE + ty;
-	int col = blockIdx.x * TILE + tx;
-	float sum = 0.0f;
-
-	for (int t = 0; t < n; t += TILE) {
-		as[ty][tx] =
-			(row < n && t + tx < n) ? A[row * n + t + tx] : 0.0f;
-		bs[ty][tx] =
-			(t + ty < n && col < n) ? B[(t + ty) * n + col] : 0.0f;
-		__syncthreads();
-		for (int k = 0; k < TILE; k++)
-			sum = fmaf(as[ty][k], bs[k][tx], sum);
-		__syncthreads();
-	}
-	if (row < n && col < n)
-		C[row * n + col] = sum;
+	matmul_tile(A, B, C, n);
 }
 
 #endif

@@ -13,6 +13,6 @@ RT_TEST_PROGRAM_BINS := $(RT_TEST_PROGRAMS:%=$(BUILD)/tests/runtime/%)
 all: $(RT_TEST_PROGRAM_BINS)
 
 $(BUILD)/tests/runtime/%: tests/runtime/%.cu tests/runtime/rt_check.h \
-		kernels/matmul_shared.cuh | check-nvcc
+		kernels/matmul_shared.cuh kernels/matmul_tile.cuh | check-nvcc
 	@mkdir -p $(@D)
 	$(NVCC) -cudart shared -O2 -arch=$(CUDA_ARCH) -Ikernels -o $@ $<
