@@ -67,6 +67,28 @@ static inline double bench_median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The p-quantile of n doubles, v[ceil(p * n) - 1] once sorted (sorts
+ * them in place); 0 for none. */
+static inline double bench_quantile(double *v, int n, double p)
+{
+	int i;
+
+	if (n <= 0)
+		return 0;
+	qsort(v, n, sizeof(*v), bench_cmp_double);
+	i = (int)(p * n); /* ceil(p * n) - 1, without libm */
+	if ((double)i == p * n)
+		i--;
+	return v[i < 0 ? 0 : i >= n ? n - 1 : i];
+}
+
 /*
  * Times `reps` rounds of `launches` computeBound launches + a stream
  * synchronize; prints and returns the median milliseconds per kernel.

@@ -108,30 +108,10 @@ static void *mover_main(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double quantile(double *v, int n, double p)
-{
-	int i;
-
-	if (n <= 0)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
-	i = (int)(p * n);
-	if ((double)i == p * n)
-		i--;
-	return v[i < 0 ? 0 : i >= n ? n - 1 : i];
-}
-
 static void print_stats(const char *label, double *v, int n)
 {
-	printf("%s p50 %.2f max %.2f\n", label, quantile(v, n, 0.5),
-	       quantile(v, n, 1.0));
+	printf("%s p50 %.2f max %.2f\n", label, bench_quantile(v, n, 0.5),
+	       bench_quantile(v, n, 1.0));
 }
 
 /* Size of varied allocation i: tiny, part of a granule, exactly one,
@@ -440,12 +420,14 @@ int main(int argc, char **argv)
 	}
 	printf("chain_us baseline p99 %.1f max %.1f; during p99 %.1f max "
 	       "%.1f\n",
-	       quantile(base, nbase, 0.99), quantile(base, nbase, 1.0),
-	       quantile(during, nd, 0.99), quantile(during, nd, 1.0));
+	       bench_quantile(base, nbase, 0.99),
+	       bench_quantile(base, nbase, 1.0),
+	       bench_quantile(during, nd, 0.99),
+	       bench_quantile(during, nd, 1.0));
 	for (i = 0; i < m.done; i++)
 		x[i] = m.res[i].total_ns / 1e6;
 	if (m.done) {
-		double p50 = quantile(x, m.done, 0.5);
+		double p50 = bench_quantile(x, m.done, 0.5);
 
 		printf("goal total_ms <= 60 for %d GiB: %s (p50 %.1f)\n", gib,
 		       p50 <= 60 ? "met" : "not met", p50);

@@ -121,30 +121,6 @@ static void launch_saxpy(struct gpu *g, long n)
 			     1, 1, 0, g->s, args, NULL));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double pct(const double *v, long n, double p)
-{
-	long i = (long)(p * n); /* the ceiling of p * n, less one */
-
-	if ((double)i < p * n)
-		i++;
-	i--;
-
-	if (n <= 0)
-		return 0;
-	if (i < 0)
-		i = 0;
-	if (i >= n)
-		i = n - 1;
-	return v[i];
-}
-
 /* Sleep until wall time t (ms). */
 static void sleep_until(double t)
 {
@@ -186,11 +162,12 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		usleep((useconds_t)o->off_ms * 1000);
 		off += wall_ms() - mark;
 	}
-	qsort(lat, n, sizeof(double), cmp_double);
 	printf("lc kernels %ld p50_us %.1f p99_us %.1f p999_us %.1f max_us "
 	       "%.1f on_ms %.0f off_ms %.0f\n",
-	       n, pct(lat, n, 0.5), pct(lat, n, 0.99), pct(lat, n, 0.999),
-	       n ? lat[n - 1] : 0, on, off);
+	       n, bench_quantile(lat, (int)n, 0.5),
+	       bench_quantile(lat, (int)n, 0.99),
+	       bench_quantile(lat, (int)n, 0.999),
+	       bench_quantile(lat, (int)n, 1.0), on, off);
 	free(lat);
 	return 0;
 }

@@ -119,33 +119,13 @@ static void *resizer_main(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* p-quantile of n values (sorts them). */
-static double quantile(double *v, int n, double p)
-{
-	int i;
-
-	if (n <= 0)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
-	i = (int)(p * n); /* ceil(p * n) - 1, without libm */
-	if ((double)i == p * n)
-		i--;
-	return v[i < 0 ? 0 : i >= n ? n - 1 : i];
-}
-
 static void print_stats(const char *label, double *v, int n, double scale,
 			const char *extra)
 {
 	printf("%s p50 %.2f p99 %.2f max %.2f%s\n", label,
-	       quantile(v, n, 0.5) * scale, quantile(v, n, 0.99) * scale,
-	       quantile(v, n, 1.0) * scale, extra ? extra : "");
+	       bench_quantile(v, n, 0.5) * scale,
+	       bench_quantile(v, n, 0.99) * scale,
+	       bench_quantile(v, n, 1.0) * scale, extra ? extra : "");
 }
 
 struct chain {
@@ -253,8 +233,8 @@ int main(int argc, char **argv)
 		if (log[1 + j] != (unsigned long long)j)
 			bad = 1 + j;
 
-	p99b = quantile(base, kernels, 0.99);
-	p99d = quantile(during, kernels, 0.99);
+	p99b = bench_quantile(base, kernels, 0.99);
+	p99d = bench_quantile(during, kernels, 0.99);
 	print_stats("baseline_us", base, kernels, 1, NULL);
 	snprintf(extra, sizeof(extra), " kernels %d", kernels);
 	print_stats("resizing_us", during, kernels, 1, extra);
