@@ -674,15 +674,9 @@ void daemon_sched_close_waiters(struct daemon *d)
 
 /* ---- admission ------------------------------------------------------- */
 
-/* The request's policy fields, checked; answers c when they are bad. */
-static bool policy_fields_ok(struct daemon *d, struct daemon_conn *c,
-			     const struct vgpu_admin_request *req,
-			     struct vgpu_admin_policy *pol)
+bool daemon_sched_policy_range_ok(struct daemon *d, struct daemon_conn *c,
+				  const struct vgpu_admin_policy *pol)
 {
-	memset(pol, 0, sizeof(*pol));
-	if (!(req->flags & VGPU_ADMIN_CREATE_POLICY))
-		return true;
-	*pol = req->policy;
 	if (pol->weight > POLICY_WEIGHT_MAX || pol->priority > POLICY_HIGH ||
 	    pol->reserved) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
@@ -693,6 +687,20 @@ static bool policy_fields_ok(struct daemon *d, struct daemon_conn *c,
 				   pol->priority);
 		return false;
 	}
+	return true;
+}
+
+/* The request's policy fields, checked; answers c when they are bad. */
+static bool policy_fields_ok(struct daemon *d, struct daemon_conn *c,
+			     const struct vgpu_admin_request *req,
+			     struct vgpu_admin_policy *pol)
+{
+	memset(pol, 0, sizeof(*pol));
+	if (!(req->flags & VGPU_ADMIN_CREATE_POLICY))
+		return true;
+	*pol = req->policy;
+	if (!daemon_sched_policy_range_ok(d, c, pol))
+		return false;
 	if (pol->min_sms && pol->max_sms && pol->min_sms > pol->max_sms) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
 				   "vGPU %s: min_sms %u is above max_sms %u",

@@ -101,6 +101,10 @@ struct daemon_sched {
 };
 
 /* ---- daemon_sched.c ---- */
+/* A policy's weight, priority and reserved byte in range; else answers
+ * c with a sentence (create's fields and POLICY's). */
+bool daemon_sched_policy_range_ok(struct daemon *d, struct daemon_conn *c,
+				  const struct vgpu_admin_policy *pol);
 /* After the probe: every GPU gets opts.policy (default static). */
 int daemon_sched_init(struct daemon *d, char *err, size_t errlen);
 void daemon_sched_fini(struct daemon *d);

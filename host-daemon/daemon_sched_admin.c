@@ -108,16 +108,8 @@ static void policy_vgpu_admin(struct daemon *d, struct daemon_conn *c,
 	v = daemon_admin_find(d, c, req);
 	if (!v)
 		return;
-	if (pol->weight > POLICY_WEIGHT_MAX || pol->priority > POLICY_HIGH ||
-	    pol->reserved) {
-		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
-				   "policy: weight %u (1 to %d), priority %u "
-				   "(1 low, 2 normal, 3 high) or a reserved "
-				   "byte is out of range",
-				   pol->weight, POLICY_WEIGHT_MAX,
-				   pol->priority);
+	if (!daemon_sched_policy_range_ok(d, c, pol))
 		return;
-	}
 	s = daemon_sched_vgpu(v);
 	if (!s) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_INTERNAL, NULL,
