@@ -317,6 +317,30 @@ vgpu_stop()
 	return "$rc"
 }
 
+# The closing checks most suites share: vgpud is still there (else its
+# log's tail as diagnostics); vgpud exits 0 on SIGTERM.
+tap_vgpud_alive()
+{
+	if vgpud_alive; then
+		tap_ok "vgpud is alive"
+	else
+		tap_not_ok "vgpud is alive"
+		tail -n 20 "$VGPUD_LOG" | tap_diag
+	fi
+}
+
+tap_vgpud_stops()
+{
+	local rc=0
+
+	vgpu_stop || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		tap_ok "vgpud exits 0 on SIGTERM"
+	else
+		tap_not_ok "vgpud exits 0 on SIGTERM" "status $rc"
+	fi
+}
+
 # vadmin ARGS...: vgpu-admin on our vgpud, bounded.
 vadmin()
 {

@@ -117,11 +117,5 @@ else
 	tap_not_ok "vgpud and a's worker are still running"
 	vadmin list 2>&1 | tap_diag
 fi
-rc=0
-vgpu_stop || rc=$?
-if [ "$rc" -eq 0 ]; then
-	tap_ok "vgpud exits 0 on SIGTERM"
-else
-	tap_not_ok "vgpud exits 0 on SIGTERM" "status $rc"
-fi
+tap_vgpud_stops
 tap_done

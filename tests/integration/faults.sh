@@ -78,11 +78,5 @@ echo "the endless-kernel round took $((SECONDS - start)) s" | tap_diag
 tap_run "after both faults: streams_events is correct on a" \
 	client a "$(prog streams_events)"
 vadmin list 2>&1 | tap_diag
-rc=0
-vgpu_stop || rc=$?
-if [ "$rc" -eq 0 ]; then
-	tap_ok "vgpud exits 0 on SIGTERM"
-else
-	tap_not_ok "vgpud exits 0 on SIGTERM" "status $rc"
-fi
+tap_vgpud_stops
 tap_done

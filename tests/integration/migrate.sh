@@ -130,17 +130,6 @@ tap_expect "migrate without --gpu is a usage error" 2 "--gpu N is required" \
 tap_expect "m is where it was, running" 0 "^$other$" vgpu_field m GPU
 tap_expect "and runs programs" 0 "in order" \
 	client m "$(prog resize_chain)" 500
-if vgpud_alive; then
-	tap_ok "vgpud is alive"
-else
-	tap_not_ok "vgpud is alive"
-	tail -n 20 "$VGPUD_LOG" | tap_diag
-fi
-rc=0
-vgpu_stop || rc=$?
-if [ "$rc" -eq 0 ]; then
-	tap_ok "vgpud exits 0 on SIGTERM"
-else
-	tap_not_ok "vgpud exits 0 on SIGTERM" "status $rc"
-fi
+tap_vgpud_alive
+tap_vgpud_stops
 tap_done

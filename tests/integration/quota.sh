@@ -48,11 +48,5 @@ tap_run "after the holder exits, vector_add runs on q again" \
 	client q "$(prog vector_add)"
 tap_expect "over-quota allocation on a fresh client still says OUT_OF_MEMORY" \
 	1 'CUDA_ERROR_OUT_OF_MEMORY' client q "$(prog long_copy)" 1 100
-rc=0
-vgpu_stop || rc=$?
-if [ "$rc" -eq 0 ]; then
-	tap_ok "vgpud exits 0 on SIGTERM"
-else
-	tap_not_ok "vgpud exits 0 on SIGTERM" "status $rc"
-fi
+tap_vgpud_stops
 tap_done

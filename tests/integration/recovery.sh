@@ -126,17 +126,6 @@ bp_bad "an unknown recovery field is refused" \
 tap_expect "--save-interval out of range is a usage error" 2 \
 	"--save-interval needs seconds" \
 	vadmin create y --sms 8 --memory 64M --save-interval 0.01
-if vgpud_alive; then
-	tap_ok "vgpud is alive"
-else
-	tap_not_ok "vgpud is alive"
-	tail -n 20 "$VGPUD_LOG" | tap_diag
-fi
-rc=0
-vgpu_stop || rc=$?
-if [ "$rc" -eq 0 ]; then
-	tap_ok "vgpud exits 0 on SIGTERM"
-else
-	tap_not_ok "vgpud exits 0 on SIGTERM" "status $rc"
-fi
+tap_vgpud_alive
+tap_vgpud_stops
 tap_done

@@ -173,17 +173,6 @@ wait_for 60 "f to run again" f_running || true
 tap_expect "after the fault f resizes (to 24 SMs)" 0 "-> 24 SMs" \
 	vadmin resize f --sms 24
 tap_expect "and runs there" 0 "in order" client f "$(prog resize_chain)" 500
-if vgpud_alive; then
-	tap_ok "vgpud is alive"
-else
-	tap_not_ok "vgpud is alive"
-	tail -n 20 "$VGPUD_LOG" | tap_diag
-fi
-rc=0
-vgpu_stop || rc=$?
-if [ "$rc" -eq 0 ]; then
-	tap_ok "vgpud exits 0 on SIGTERM"
-else
-	tap_not_ok "vgpud exits 0 on SIGTERM" "status $rc"
-fi
+tap_vgpud_alive
+tap_vgpud_stops
 tap_done

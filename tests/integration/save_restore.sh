@@ -219,17 +219,6 @@ tap_expect "it adopted a, still suspended" 0 "^suspended$" vgpu_field a STATE
 tap_expect "with the same worker pid" 0 "^$pid_a$" vgpu_field a PID
 tap_expect "and a resumes" 0 "resumed vGPU a" vadmin resume a
 tap_expect "and runs programs" 0 "" client a "$(prog vector_add)" 65536
-if vgpud_alive; then
-	tap_ok "vgpud is alive"
-else
-	tap_not_ok "vgpud is alive"
-	tail -n 20 "$VGPUD_LOG" | tap_diag
-fi
-rc=0
-vgpu_stop || rc=$?
-if [ "$rc" -eq 0 ]; then
-	tap_ok "vgpud exits 0 on SIGTERM"
-else
-	tap_not_ok "vgpud exits 0 on SIGTERM" "status $rc"
-fi
+tap_vgpud_alive
+tap_vgpud_stops
 tap_done

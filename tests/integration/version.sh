@@ -24,11 +24,5 @@ tap_expect "an admin client of another major version gets BAD_VERSION" \
 	0 'status 2: .*(version|protocol [0-9])' "$HOSTILE/hostile_admin" "$RUN_DIR/admin.sock" wrong-major
 tap_run "a client of the right version still runs vector_add" \
 	client a "$(prog vector_add)" 65536
-rc=0
-vgpu_stop || rc=$?
-if [ "$rc" -eq 0 ]; then
-	tap_ok "vgpud exits 0 on SIGTERM"
-else
-	tap_not_ok "vgpud exits 0 on SIGTERM" "status $rc"
-fi
+tap_vgpud_stops
 tap_done
