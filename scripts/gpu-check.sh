@@ -8,6 +8,8 @@
 # build/gpu-check.
 #
 #   scripts/gpu-check.sh [--bench-only]
+# --bench-only (make bench) skips the correctness checks and adds the
+# mixed-workload (SCHED_BENCH=1) and runtime-API (RT_BENCH=1) benchmarks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -583,6 +585,20 @@ if [ $BENCH_ONLY = 1 ] || [ "${SCHED_BENCH:-0}" = 1 ]; then
 	while read -r line; do
 		result "$line"
 	done < <(grep '^RESULT' "$LOG/sched-bench.log")
+fi
+
+# issue 4's runtime-API benchmarks (native, native under MPS, vgpu; three
+# repetitions, medians): with the benchmarks only (or RT_BENCH=1)
+if [ $BENCH_ONLY = 1 ] || [ "${RT_BENCH:-0}" = 1 ]; then
+	say "== runtime API: native against vgpu (scripts/rt-bench.sh)"
+	if BUILD=$BUILD scripts/rt-bench.sh >"$LOG/rt-bench.log" 2>&1; then
+		ok "rt-bench ran"
+	else
+		bad "rt-bench: $(tail -2 "$LOG/rt-bench.log" | tr '\n' ' ')"
+	fi
+	while read -r line; do
+		result "$line"
+	done < <(grep '^RATIO' "$LOG/rt-bench.log")
 fi
 
 echo
