@@ -4,7 +4,8 @@
 # One representative flow with vgpud and every worker under valgrind
 # (memcheck, --leak-check=full): create two vGPUs, run vector_add and
 # streams_events, kill a client mid-copy, destroy a vGPU, stop vgpud.
-# Then no process may have reported an error or a leak.
+# Then no process may have reported an error or a leak. Last, the guest
+# library's cmocka tests run under valgrind too.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 command -v valgrind >/dev/null || tap_skip_all "valgrind is not installed"
@@ -71,4 +72,18 @@ else
 	tap_not_ok "valgrind watched vgpud and its worker processes" \
 		"$summaries logs with a summary, $workers of workers"
 fi
+
+# The guest library's own unit tests (client_*, cuda_*), under valgrind
+# with the suppressions for its process-lifetime threads.
+for t in "$BUILD"/tests/unit/test_client_*; do
+	log="$TEST_TMP/$(basename "$t").valgrind"
+	if valgrind -q --leak-check=full --error-exitcode=1 \
+		--suppressions="$VGPU_SRC/tests/unit/valgrind-client.supp" \
+		--child-silent-after-fork=yes "$t" >"$log" 2>&1; then
+		tap_ok "valgrind: $(basename "$t") passes with no errors or leaks"
+	else
+		tap_not_ok "valgrind: $(basename "$t") passes with no errors or leaks"
+		grep -E '^==[0-9]+== |FAILED|ERROR' "$log" | head -n 40 | tap_diag
+	fi
+done
 tap_done

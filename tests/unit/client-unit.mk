@@ -29,5 +29,6 @@ unit-client: $(CLIENT_TEST_BINS)
 unit-client-valgrind: $(CLIENT_TEST_BINS)
 	@for t in $(CLIENT_TEST_BINS); do \
 		valgrind -q --leak-check=full --error-exitcode=1 \
+			--suppressions=tests/unit/valgrind-client.supp \
 			--trace-children=no --child-silent-after-fork=yes \
 			$$t || exit 1; done
