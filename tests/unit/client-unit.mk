@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # tests/unit/: the guest library's unit tests (cmocka), linked with the
-# library's objects; no vgpud needed. (Under valgrind the forked children
-# of test_client_api, which _exit, are not checked.)
+# library's objects; no vgpud needed. Under valgrind, threads that live
+# as long as the process are suppressed (valgrind-client.supp); make test
+# runs them so in tests/integration/valgrind.sh.
 #   make unit-client            build and run them
 #   make unit-client-valgrind   the same under valgrind --leak-check=full
 
