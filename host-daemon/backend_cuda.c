@@ -365,6 +365,8 @@ int cuda_slice_build(struct backend *b, CUdevice dev, const uint32_t *want,
 				 "cuGreenCtxStreamCreate (marker)");
 	}
 	sl->nsms = sum;
+	sl->dev = dev;
+	sl->mask = cuda_groups_mask(want, nwant);
 	return CUDA_SUCCESS;
 }
 
@@ -520,6 +522,7 @@ static int cuda_open(struct backend **out, const struct vgpu_worker_config *cfg,
 	pthread_mutex_init(&b->api, NULL);
 	pthread_mutex_init(&b->lock, NULL);
 	b->serialize = !(ser && strcmp(ser, "0") == 0);
+	b->cache_max = cuda_cache_size_from_env();
 	b->cfg = *cfg;
 	b->cfg.name[sizeof(b->cfg.name) - 1] = '\0';
 
@@ -673,6 +676,7 @@ static void cuda_close(struct backend *b)
 		b->retired = r->next;
 		cuda_slice_free(b, r);
 	}
+	cuda_cache_drop(b, 1);
 	cuda_slice_free(b, b->cur);
 	b->cur = NULL;
 	extent_map_destroy(&b->mem);
@@ -1742,7 +1746,8 @@ static int cuda_resize_reclaim(struct backend *b);
 
 /*
  * Resize or move: build a green context over the new groups (about 1.3 ms
- * on an H100) while the clients go on, then switch every stream under the
+ * on an H100; or take a kept one, backend_cuda_cache.c) while the clients
+ * go on, then switch every stream under the
  * API lock (cuda_switch). The old context is retired, not destroyed:
  * its queued work still runs on the old groups; resize_reclaim destroys
  * it later. Refused while a client holds module-scope variables: the
@@ -1788,12 +1793,16 @@ static int cuda_resize(struct backend *b, const uint32_t *groups,
 		return CUDA_ERROR_NOT_READY;
 	}
 	t0 = cuda_now_ns();
-	p.sl = calloc(1, sizeof(*p.sl));
-	if (!p.sl) {
+	p.sl = cuda_cache_take(b, b->dev, cuda_groups_mask(groups, ngroups));
+	if (p.sl) {
+		rc = CUDA_SUCCESS; /* built for this group set before */
+	} else if (!(p.sl = calloc(1, sizeof(*p.sl)))) {
 		snprintf(err, errlen, "cuda: out of memory");
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	} else {
+		rc = cuda_slice_build(b, b->dev, groups, ngroups, p.sl, err,
+				      errlen);
 	}
-	rc = cuda_slice_build(b, b->dev, groups, ngroups, p.sl, err, errlen);
 	if (rc == CUDA_SUCCESS) {
 		pthread_mutex_lock(&b->lock);
 		n = cuda_stream_count(b);
@@ -1912,7 +1921,8 @@ static int cuda_resize_reclaim(struct backend *b)
 	uint32_t left = 0, before;
 	int ready;
 
-	cuda_move_reclaim(b); /* a migration's staging */
+	cuda_move_reclaim(b);  /* a migration's staging */
+	cuda_cache_drop(b, 0); /* contexts left on a GPU it moved from */
 	while ((r = *pp)) {
 		api_lock(b);
 		for (;;) {
@@ -1933,8 +1943,9 @@ static int cuda_resize_reclaim(struct backend *b)
 		api_unlock(b);
 		if (ready) {
 			/* unreachable now: no stream or event refers to it
-			 * and nobody holds it */
-			cuda_slice_free(b, r);
+			 * and nobody holds it; kept for a later resize to
+			 * the same groups, or destroyed */
+			cuda_cache_put(b, r);
 			b->nretired--;
 		} else {
 			left++;

@@ -6,6 +6,7 @@
  *                        events, resize
  *   backend_cuda_move.c  migration to another GPU (or context), and the
  *                        addresses of module-scope variables across it
+ *   backend_cuda_cache.c idle green contexts kept for the next resize
  *
  * See backend_cuda.c for the locking rules: driver calls on the context
  * under b->api (api_lock), the extent map and the object lists under
@@ -26,6 +27,10 @@
 struct cuda_global;
 struct cuda_move_junk;
 
+/* Idle green contexts kept after a resize (backend_cuda_cache.c). */
+#define CUDA_SLICE_CACHE_DEFAULT 4
+#define CUDA_SLICE_CACHE_MAX	 16
+
 /*
  * One green context of the vGPU. A resize makes a new one current
  * (b->cur) and retires the one before (b->retired); resize_reclaim
@@ -36,6 +41,8 @@ struct cuda_move_junk;
 struct cuda_slice {
 	struct cuda_slice *next; /* b->retired */
 	uint64_t id;		 /* never reused: threads remember it */
+	CUdevice dev;		 /* the GPU it is on */
+	uint64_t mask;		 /* its SM groups (cuda_groups_mask) */
 	CUgreenCtx green;
 	CUcontext ctx;
 	CUstream marker; /* never given work: a record there completes */
@@ -84,6 +91,9 @@ struct backend {
 	struct cuda_slice *cur;	    /* under api and lock: both to change */
 	struct cuda_slice *retired; /* main thread (resize, reclaim) */
 	uint32_t nretired;
+	/* idle contexts kept for the next resize (backend_cuda_cache.c) */
+	struct cuda_slice *cache[CUDA_SLICE_CACHE_MAX];
+	uint32_t ncache, cache_max;
 	uint64_t slice_ids;
 	struct backend_stream defstream; /* used for a NULL stream */
 	uint32_t nsms;
@@ -185,6 +195,18 @@ int cuda_granularity_of(const struct cuda_sym *cu, CUdevice dev,
 			uint64_t *gran);
 /* Device memory of dev, as every extent of the window is made. */
 CUmemAllocationProp cuda_alloc_prop(CUdevice dev);
+
+/* ---- backend_cuda_cache.c ---- */
+
+uint64_t cuda_groups_mask(const uint32_t *groups, uint32_t ngroups);
+uint32_t cuda_cache_size_from_env(void);
+/* A kept context for dev and the group set, out of the cache, or NULL. */
+struct cuda_slice *cuda_cache_take(struct backend *b, CUdevice dev,
+				   uint64_t mask);
+/* Keep a drained retired slice (or destroy it). */
+void cuda_cache_put(struct backend *b, struct cuda_slice *sl);
+/* Destroy kept contexts of other devices, or all of them. */
+void cuda_cache_drop(struct backend *b, int all);
 
 /* ---- backend_cuda_move.c ---- */
 

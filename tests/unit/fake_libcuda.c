@@ -69,6 +69,7 @@ struct fake_cuda_stats {
 	uint64_t creates, maps, unmaps, access_calls;
 	uint64_t handles, mappings, reservations; /* live */
 	uint64_t bytes[NDEV];			  /* live physical memory */
+	uint64_t greens, greens_live;		  /* green contexts */
 	uint64_t violations;
 	char last[256];
 };
@@ -286,11 +287,22 @@ CUresult CUDAAPI cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc desc,
 	c->dev = dev;
 	c->sms = desc->sms;
 	*phCtx = (CUgreenCtx)c;
+	pthread_mutex_lock(&lock);
+	st.greens++;
+	st.greens_live++;
+	pthread_mutex_unlock(&lock);
 	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuGreenCtxDestroy(CUgreenCtx hCtx)
 {
+	pthread_mutex_lock(&lock);
+	if (!st.greens_live)
+		breach(CUDA_ERROR_INVALID_CONTEXT,
+		       "green context destroyed twice");
+	else
+		st.greens_live--;
+	pthread_mutex_unlock(&lock);
 	free(hCtx);
 	return CUDA_SUCCESS;
 }

@@ -46,6 +46,7 @@ struct fake_cuda_stats {
 	uint64_t creates, maps, unmaps, access_calls;
 	uint64_t handles, mappings, reservations;
 	uint64_t bytes[2];
+	uint64_t greens, greens_live;
 	uint64_t violations;
 	char last[256];
 };
@@ -231,14 +232,18 @@ static int teardown(void **state)
 	free(f);
 	fail_map(-1);
 	unsetenv("FAKE_CUDA_PEER");
-	/* nothing left: memory, mappings, reservations */
-	if (s.violations || s.handles || s.mappings || s.reservations)
+	unsetenv("VGPU_CUDA_SLICE_CACHE");
+	/* nothing left: memory, mappings, reservations, contexts */
+	if (s.violations || s.handles || s.mappings || s.reservations ||
+	    s.greens_live)
 		fail_msg("after close: %llu breaches (%s), %llu handles, %llu "
-			 "mappings, %llu reservations left",
+			 "mappings, %llu reservations, %llu green contexts "
+			 "left",
 			 (unsigned long long)s.violations, s.last,
 			 (unsigned long long)s.handles,
 			 (unsigned long long)s.mappings,
-			 (unsigned long long)s.reservations);
+			 (unsigned long long)s.reservations,
+			 (unsigned long long)s.greens_live);
 	return 0;
 }
 
@@ -345,6 +350,67 @@ static void cuda_move_failed_remap_puts_everything_back(void **state)
 	no_breach();
 }
 
+/* Resize to groups, then reclaim the old context; returns the green
+ * contexts created meanwhile. */
+static uint64_t resize_to(struct fixture *f, uint32_t g0, uint32_t g1)
+{
+	struct backend_resize_info ri;
+	uint32_t groups[2] = {g0, g1};
+	uint64_t before = now().greens;
+	char err[256] = "";
+
+	if (ops->resize(f->b, groups, 2, &ri, err, sizeof(err)))
+		fail_msg("resize to groups %u,%u: %s", g0, g1, err);
+	assert_int_equal(ri.sms, 2 * 8);
+	while (ops->resize_reclaim(f->b) == CUDA_ERROR_NOT_READY)
+		;
+	return now().greens - before;
+}
+
+/*
+ * A resize back to a group set used before takes the context kept from
+ * then (no cuGreenCtxCreate); a full cache lets its oldest go; with the
+ * cache off every resize builds; close destroys what is kept (teardown
+ * checks that no green context is left).
+ */
+static void cuda_resize_keeps_idle_contexts(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(resize_to(f, 2, 3), 1);
+	assert_int_equal(resize_to(f, 4, 5), 1);
+	assert_int_equal(resize_to(f, 2, 3), 0); /* kept since the first */
+	assert_int_equal(resize_to(f, 4, 5), 0);
+	assert_int_equal(resize_to(f, 3, 2), 0); /* the same set */
+	/* default 4 kept: six sets push {4,5} out */
+	assert_int_equal(resize_to(f, 6, 7), 1);
+	assert_int_equal(resize_to(f, 8, 9), 1);
+	assert_int_equal(resize_to(f, 10, 11), 1);
+	assert_int_equal(resize_to(f, 12, 13), 1);
+	assert_int_equal(resize_to(f, 4, 5), 1);
+	assert_int_equal(resize_to(f, 12, 13), 0);
+	/* live: the current one and at most 4 kept */
+	assert_true(now().greens_live <= 5);
+	no_breach();
+}
+
+static void cuda_resize_without_cache_builds_each_time(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(resize_to(f, 2, 3), 1);
+	assert_int_equal(resize_to(f, 4, 5), 1);
+	assert_int_equal(resize_to(f, 2, 3), 1);
+	assert_int_equal(now().greens_live, 1);
+	no_breach();
+}
+
+static int setup_no_cache(void **state)
+{
+	setenv("VGPU_CUDA_SLICE_CACHE", "0", 1);
+	return setup(state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -359,6 +425,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			cuda_move_failed_remap_puts_everything_back, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(cuda_resize_keeps_idle_contexts,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			cuda_resize_without_cache_builds_each_time,
+			setup_no_cache, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
