@@ -19,6 +19,8 @@
  *   extra_p99_us X
  *   resize_ms p50 P p99 P max M count N      (admin round trip, resizes)
  *   move_ms p50 P p99 P max M count N        (the same, moves)
+ *   admin_rtt_ms p50 P p99 P max M           (a request vgpud refuses at
+ *                                             once: the socket round trip)
  *   switch_us p50 P p99 P max M              (the worker's barrier)
  *   build_ms p50 P p99 P max M               (new context, beside)
  *   waits W of R                             (switches that needed a wait)
@@ -39,6 +41,7 @@
 #define N	      1024
 #define MAX_OPS	      100000
 #define ADMIN_WAIT_MS 30000
+#define RTT_SAMPLES   200
 
 struct resizer {
 	const char *run_dir, *name;
@@ -48,6 +51,8 @@ struct resizer {
 	volatile int stop;
 	int failed;
 	double *resize_ms, *move_ms, *switch_us, *build_ms;
+	double rtt_ms[RTT_SAMPLES];
+	int nrtt;
 	int nresize, nmove, nswitch, waits;
 	char last_error[VGPU_MESSAGE_MAX];
 };
@@ -117,6 +122,28 @@ static void *resizer_main(void *arg)
 	}
 	free(resp);
 	return NULL;
+}
+
+/*
+ * What part of a resize's round trip is the admin socket's: requests
+ * vgpud answers at once without asking the worker (0 SMs: refused).
+ */
+static void admin_rtt(struct resizer *r)
+{
+	struct vgpu_admin_response *resp = calloc(1, sizeof(*resp));
+	struct vgpu_admin_request q;
+	double t0;
+
+	r->nrtt = 0;
+	for (int i = 0; resp && i < RTT_SAMPLES; i++) {
+		bench_admin_request(&q, VGPU_ADMIN_RESIZE, r->name);
+		q.sms = 0;
+		t0 = bench_now_ms();
+		if (bench_admin(r->run_dir, &q, resp, ADMIN_WAIT_MS))
+			break;
+		r->rtt_ms[r->nrtt++] = bench_now_ms() - t0;
+	}
+	free(resp);
 }
 
 static void print_stats(const char *label, double *v, int n, double scale,
@@ -217,6 +244,7 @@ int main(int argc, char **argv)
 	CHECK(cuCtxSynchronize());
 
 	run_chain(&c, warm, NULL);
+	admin_rtt(&r);
 	run_chain(&c, kernels, base);
 	if (pthread_create(&t, NULL, resizer_main, &r)) {
 		fprintf(stderr, "cannot start the resizer\n");
@@ -243,6 +271,7 @@ int main(int argc, char **argv)
 	print_stats("resize_ms", r.resize_ms, r.nresize, 1, extra);
 	snprintf(extra, sizeof(extra), " count %d", r.nmove);
 	print_stats("move_ms", r.move_ms, r.nmove, 1, extra);
+	print_stats("admin_rtt_ms", r.rtt_ms, r.nrtt, 1, NULL);
 	print_stats("switch_us", r.switch_us, r.nswitch, 1, NULL);
 	print_stats("build_ms", r.build_ms, r.nswitch, 1, NULL);
 	printf("waits %d of %d\n", r.waits, r.nswitch);

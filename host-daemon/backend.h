@@ -46,10 +46,13 @@ struct backend_move_info {
 	uint32_t peer;	     /* 1: copied GPU to GPU; 0: through the host */
 	uint64_t bytes;	     /* memory copied */
 	uint64_t prepare_ns; /* migrate_prepare (the clients ran on) */
-	uint64_t copy_ns;    /* commit: the copy */
-	uint64_t remap_ns;   /* commit: unmap the old, map the new */
-	uint64_t switch_ns;  /* commit: streams, events, module variables */
-	uint64_t commit_ns;  /* commit, all of it */
+	uint64_t prepare_slice_ns;  /* of which: the target's context */
+	uint64_t prepare_create_ns; /* of which: target memory made, mapped */
+	uint64_t prepare_access_ns; /* of which: its access set */
+	uint64_t copy_ns;	    /* commit: the copy */
+	uint64_t remap_ns;	    /* commit: unmap the old, map the new */
+	uint64_t switch_ns; /* commit: streams, events, module variables */
+	uint64_t commit_ns; /* commit, all of it */
 };
 
 struct backend_ops {

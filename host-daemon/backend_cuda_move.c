@@ -124,6 +124,7 @@ struct backend_move {
 	struct move_event *pevents;
 	uint32_t npevents;
 	uint64_t prepare_ns;
+	uint64_t slice_ns, create_ns, access_ns; /* parts of prepare_ns */
 };
 
 static uint64_t now_ns(void)
@@ -339,7 +340,7 @@ static CUresult stage_access(struct backend *b, struct backend_move *m,
 static CUresult stage_fill(struct backend *b, struct backend_move *m, char *err,
 			   size_t errlen)
 {
-	uint64_t want = 0, done = 0, rfirst = 0, rend = 0;
+	uint64_t want = 0, done = 0, rfirst = 0, rend = 0, t;
 	struct move_ext *x;
 	char a[32], c[32];
 	CUresult rc = CUDA_SUCCESS;
@@ -352,7 +353,9 @@ static CUresult stage_fill(struct backend *b, struct backend_move *m, char *err,
 		x = &m->ext[i];
 		if (x->h)
 			continue;
+		t = now_ns();
 		rc = stage_add(b, m, x);
+		m->create_ns += now_ns() - t;
 		if (rc)
 			break;
 		done += x->count;
@@ -360,13 +363,17 @@ static CUresult stage_fill(struct backend *b, struct backend_move *m, char *err,
 			rend += x->count; /* one access call for the run */
 			continue;
 		}
+		t = now_ns();
 		if (rend > rfirst)
 			rc = stage_access(b, m, rfirst, rend - rfirst);
+		m->access_ns += now_ns() - t;
 		rfirst = x->first;
 		rend = x->first + x->count;
 	}
+	t = now_ns();
 	if (rc == CUDA_SUCCESS && rend > rfirst)
 		rc = stage_access(b, m, rfirst, rend - rfirst);
+	m->access_ns += now_ns() - t;
 	if (rc == CUDA_ERROR_OUT_OF_MEMORY)
 		snprintf(err, errlen,
 			 "cuda: GPU %u lacks the memory: the vGPU maps %s, "
@@ -621,6 +628,7 @@ int cuda_migrate_prepare(struct backend *b, uint32_t gpu,
 	if (rc)
 		goto fail;
 	warm_kernels(b, m);
+	m->slice_ns = now_ns() - t0;
 	prepare_objects(b, m);
 	if (m->cross && (rc = prepare_memory(b, m, err, errlen)))
 		goto fail;
@@ -1247,6 +1255,9 @@ int cuda_migrate_commit(struct backend *b, struct backend_move *m,
 	api_unlock(b);
 	out->bytes = bytes;
 	out->prepare_ns = m->prepare_ns;
+	out->prepare_slice_ns = m->slice_ns;
+	out->prepare_create_ns = m->create_ns;
+	out->prepare_access_ns = m->access_ns;
 	out->copy_ns = t2 - t1;
 	out->remap_ns = t4 - t3;
 	out->switch_ns = (t3 - t2) + (now_ns() - t4);

@@ -893,12 +893,15 @@ static void do_migrate(struct worker *w, const struct vgpu_ctl_restore *q)
 	r.peer = mi.peer;
 	worker_log(w,
 		   "migrated GPU %u -> %u (%u SMs): %.1f MiB %s; prepare %.2f "
-		   "ms, kernel boundary %.2f ms, copy %.2f ms, remap %.2f ms, "
-		   "clients held %.2f ms",
+		   "ms (context %.2f, memory made %.2f, access %.2f), kernel "
+		   "boundary %.2f ms, copy %.2f ms, remap %.2f ms, clients "
+		   "held %.2f ms",
 		   from, w->cfg.gpu, w->info.sm_count, mi.bytes / 1048576.0,
 		   mi.peer ? "GPU to GPU" : "through the host",
-		   r.prepare_ns / 1e6, quiesce / 1e6, mi.copy_ns / 1e6,
-		   mi.remap_ns / 1e6, r.blackout_ns / 1e6);
+		   r.prepare_ns / 1e6, mi.prepare_slice_ns / 1e6,
+		   mi.prepare_create_ns / 1e6, mi.prepare_access_ns / 1e6,
+		   quiesce / 1e6, mi.copy_ns / 1e6, mi.remap_ns / 1e6,
+		   r.blackout_ns / 1e6);
 	worker_state_answer(w, &r, -1);
 	worker_part_tick(w); /* reclaim the old context at once if idle */
 }
