@@ -257,6 +257,32 @@ static bool runnable(const struct daemon_vgpu *v,
 		p->load.busy_ns > SCHED_LOAD_BUSY * p->load.window_ns);
 }
 
+/*
+ * How far ahead of v's next burst its SMs come back (burst_lead_ms): long
+ * enough for the borrowers on its GPU (vGPUs holding more groups than
+ * their share at the last plan) to drain their kernels from the lent
+ * groups, and for the two resizes, each about as long as v's last one.
+ */
+static int64_t burst_lead(struct daemon *d, struct daemon_vgpu *v)
+{
+	uint32_t drain = 0, resize_ms = 2;
+	struct daemon_vgpu *o;
+
+	for (o = d->vgpus; o; o = o->next) {
+		const struct daemon_sched_vgpu *s = o->sched;
+
+		if (o == v || o->cfg.gpu != v->cfg.gpu || !s ||
+		    s->target <= s->share)
+			continue;
+		if (s->drain_est_ms > drain)
+			drain = s->drain_est_ms;
+	}
+	if (v->part && v->part->last_build_us / 1000 + 1 > resize_ms)
+		resize_ms = v->part->last_build_us / 1000 + 1;
+	return burst_lead_ms(&v->sched->burst, SCHED_BURST_LEAD_MS, drain,
+			     resize_ms);
+}
+
 uint32_t daemon_sched_collect(struct daemon *d, uint32_t gpu,
 			      struct policy_vgpu *pv, struct daemon_vgpu **vs,
 			      uint32_t n)
@@ -281,10 +307,10 @@ uint32_t daemon_sched_collect(struct daemon *d, uint32_t gpu,
 		pv[k].runnable = runnable(v, v->sched);
 		/* its next burst is due: its SMs come back now, so that the
 		 * burst finds them free of borrowed kernels */
-		v->sched->burst_due = !pv[k].runnable && v->sched->edges &&
-				      dynamic(&d->sched->gpu[gpu]) &&
-				      burst_expected(&v->sched->burst, now,
-						     SCHED_BURST_LEAD_MS);
+		v->sched->burst_due =
+			!pv[k].runnable && v->sched->edges &&
+			dynamic(&d->sched->gpu[gpu]) &&
+			burst_expected(&v->sched->burst, now, burst_lead(d, v));
 		pv[k].runnable |= v->sched->burst_due;
 		if (vs)
 			vs[k] = v;
@@ -636,8 +662,7 @@ void daemon_sched_timers(struct daemon *d, int64_t now)
 
 		if (!daemon_sched_vgpu(v) || !v->sched->edges)
 			continue;
-		at = burst_next_lead(&v->sched->burst, now,
-				     SCHED_BURST_LEAD_MS);
+		at = burst_next_lead(&v->sched->burst, now, burst_lead(d, v));
 		if (at && at < S->next_ms)
 			S->next_ms = at;
 	}

@@ -30,11 +30,14 @@
 #define SCHED_DWELL_MS	       100 /* defaults of a GPU's policy */
 #define SCHED_QUANTUM_MS       50
 #define SCHED_RECLAIM_BOUND_MS 20
-#define SCHED_IDLE_MS	       5     /* no work this long: idle */
-#define SCHED_TICK_MS	       20    /* its period, while it matters */
-#define SCHED_BURST_LEAD_MS    15    /* SMs back this long before a burst */
-#define SCHED_CREATE_WAIT_MS   10000 /* a create waits for lent SMs */
-#define SCHED_HOLD_MAX_MS      5000  /* a hold not renewed ends then */
+#define SCHED_IDLE_MS	       5  /* no work this long: idle */
+#define SCHED_TICK_MS	       20 /* its period, while it matters */
+#define SCHED_BURST_LEAD_MS                                                    \
+	15			   /* SMs back at least this long before       \
+				    * a burst (more when the borrowers         \
+				    * take longer to drain: burst_lead) */
+#define SCHED_CREATE_WAIT_MS 10000 /* a create waits for lent SMs */
+#define SCHED_HOLD_MAX_MS    5000  /* a hold not renewed ends then */
 
 /* One vGPU's policy and the scheduler's view of it (v->sched). */
 struct daemon_sched_vgpu {

@@ -58,3 +58,18 @@ int64_t burst_next_lead(const struct plan_burst *b, int64_t now_ms,
 	at = b->edge[b->n - 1] + p - lead_ms;
 	return at > now_ms ? at : 0;
 }
+
+int64_t burst_lead_ms(const struct plan_burst *b, int64_t min_ms,
+		      uint32_t drain_ms, uint32_t resize_ms)
+{
+	int64_t p = burst_period(b);
+	int64_t lead = (int64_t)drain_ms + 2 * (int64_t)resize_ms;
+
+	if (!p)
+		return 0;
+	if (lead < min_ms)
+		lead = min_ms;
+	if (lead > p / 2)
+		lead = p / 2;
+	return lead;
+}

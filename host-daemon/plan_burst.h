@@ -47,4 +47,14 @@ int burst_expected(const struct plan_burst *b, int64_t now_ms, int64_t lead_ms);
 int64_t burst_next_lead(const struct plan_burst *b, int64_t now_ms,
 			int64_t lead_ms);
 
+/*
+ * How far ahead of a burst the SMs should come back: the borrowers'
+ * longest drain estimate (their kernels on the GPU must end before the
+ * groups are free) plus the two resizes of a reclaim (resize_ms), at
+ * least min_ms, and at most half the period (so that something is still
+ * lent between bursts). 0 when there is no steady period.
+ */
+int64_t burst_lead_ms(const struct plan_burst *b, int64_t min_ms,
+		      uint32_t drain_ms, uint32_t resize_ms);
+
 #endif /* VGPU_PLAN_BURST_H */

@@ -115,6 +115,25 @@ static void a_clock_going_back_starts_again(void **state)
 	assert_int_equal(burst_period(&b), 0);
 }
 
+/* The lead follows the borrowers' drain and the resizes, within its
+ * bounds; no period, no lead. */
+static void the_lead_covers_the_drain_within_bounds(void **state)
+{
+	static const int64_t at[] = {0, 200, 400};
+	struct plan_burst b = {0};
+
+	(void)state;
+	assert_int_equal(burst_lead_ms(&b, 15, 30, 3), 0);
+	edges(&b, at, 3);
+	assert_int_equal(burst_lead_ms(&b, 15, 0, 0), 15);    /* floor */
+	assert_int_equal(burst_lead_ms(&b, 15, 30, 3), 36);   /* drain */
+	assert_int_equal(burst_lead_ms(&b, 15, 500, 3), 100); /* p / 2 */
+	/* a 36 ms lead: expected from 564 on, not at 563 */
+	assert_false(burst_expected(&b, T0 + 563, 36));
+	assert_true(burst_expected(&b, T0 + 564, 36));
+	assert_int_equal(burst_next_lead(&b, T0 + 500, 36), T0 + 564);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -124,6 +143,7 @@ int main(void)
 		cmocka_unit_test(periods_out_of_bounds_are_not_expected),
 		cmocka_unit_test(only_the_last_three_edges_count),
 		cmocka_unit_test(a_clock_going_back_starts_again),
+		cmocka_unit_test(the_lead_covers_the_drain_within_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
