@@ -35,6 +35,7 @@ struct backend_resize_info {
 	uint32_t waits;	    /* of them, with work pending: an event wait */
 	uint64_t build_ns;  /* the new context, built beside the clients */
 	uint64_t switch_ns; /* the switch: new submissions waited this */
+	uint64_t after_ns;  /* after it, before resize returns */
 };
 
 /* A migration being prepared (backend-private). */

@@ -676,7 +676,7 @@ static void cuda_close(struct backend *b)
 		b->retired = r->next;
 		cuda_slice_free(b, r);
 	}
-	cuda_cache_drop(b, 1);
+	cuda_cache_drop(b);
 	cuda_slice_free(b, b->cur);
 	b->cur = NULL;
 	extent_map_destroy(&b->mem);
@@ -1559,7 +1559,10 @@ static CUresult cuda_prep_grow(struct backend *b, struct cuda_prep *p,
 
 	if (n <= cap)
 		return CUDA_SUCCESS;
-	cap = n + 8;
+	/* exactly n: each spare would be destroyed after the switch, before
+	 * the worker answers (streams the clients make meanwhile are added
+	 * by the switch) */
+	cap = n;
 #define GROW(field)                                                            \
 	do {                                                                   \
 		q = realloc(p->field, cap * sizeof(*p->field));                \
@@ -1858,6 +1861,7 @@ static int cuda_resize(struct backend *b, const uint32_t *groups,
 	out->sms = b->nsms;
 	out->build_ns = t1 - t0;
 	out->switch_ns = t2 - t1;
+	out->after_ns = cuda_now_ns() - t2;
 	return CUDA_SUCCESS;
 }
 
@@ -1922,7 +1926,6 @@ static int cuda_resize_reclaim(struct backend *b)
 	int ready;
 
 	cuda_move_reclaim(b);  /* a migration's staging */
-	cuda_cache_drop(b, 0); /* contexts left on a GPU it moved from */
 	while ((r = *pp)) {
 		api_lock(b);
 		for (;;) {

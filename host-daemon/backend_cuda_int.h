@@ -205,8 +205,8 @@ struct cuda_slice *cuda_cache_take(struct backend *b, CUdevice dev,
 				   uint64_t mask);
 /* Keep a drained retired slice (or destroy it). */
 void cuda_cache_put(struct backend *b, struct cuda_slice *sl);
-/* Destroy kept contexts of other devices, or all of them. */
-void cuda_cache_drop(struct backend *b, int all);
+/* Destroy every kept context. */
+void cuda_cache_drop(struct backend *b);
 
 /* ---- backend_cuda_move.c ---- */
 

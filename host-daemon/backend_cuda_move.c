@@ -602,8 +602,7 @@ int cuda_migrate_prepare(struct backend *b, uint32_t gpu,
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	m = calloc(1, sizeof(*m));
-	if (!m || !(m->sl = calloc(1, sizeof(*m->sl)))) {
-		free(m);
+	if (!m) {
 		snprintf(err, errlen, "cuda: out of memory");
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -624,9 +623,20 @@ int cuda_migrate_prepare(struct backend *b, uint32_t gpu,
 		goto fail;
 	}
 	memcpy(m->uuid, uuid.bytes, sizeof(m->uuid));
-	rc = cuda_slice_build(b, m->dev, groups, ngroups, m->sl, err, errlen);
-	if (rc)
-		goto fail;
+	/* a context kept from an earlier stay there (backend_cuda_cache.c),
+	 * else a new one */
+	m->sl = cuda_cache_take(b, m->dev, cuda_groups_mask(groups, ngroups));
+	if (!m->sl) {
+		if (!(m->sl = calloc(1, sizeof(*m->sl)))) {
+			snprintf(err, errlen, "cuda: out of memory");
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			goto fail;
+		}
+		rc = cuda_slice_build(b, m->dev, groups, ngroups, m->sl, err,
+				      errlen);
+		if (rc)
+			goto fail;
+	}
 	warm_kernels(b, m);
 	m->slice_ns = now_ns() - t0;
 	prepare_objects(b, m);

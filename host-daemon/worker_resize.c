@@ -145,6 +145,7 @@ static void resize_run(struct worker *w, const struct vgpu_ctl_resize *q,
 	struct vgpu_ctl_resized r;
 	char err[VGPU_MESSAGE_MAX] = "";
 	uint32_t count, old_sms = w->info.sm_count;
+	uint64_t t0 = worker_now_ns();
 	int rc;
 
 	memset(&r, 0, sizeof(r));
@@ -188,10 +189,12 @@ static void resize_run(struct worker *w, const struct vgpu_ctl_resize *q,
 	r.waits = ri.waits;
 	worker_log(w,
 		   "resized: %u -> %u SMs (%u group%s), new context in %.3f "
-		   "ms, switch %.1f us, %u of %u streams waited, change %u",
+		   "ms, switch %.1f us, after it %.3f ms, in all %.3f ms, %u "
+		   "of %u streams waited, change %u",
 		   old_sms, info.sm_count, q->ngroups,
 		   q->ngroups == 1 ? "" : "s", ri.build_ns / 1e6,
-		   ri.switch_ns / 1e3, ri.waits, ri.streams, count);
+		   ri.switch_ns / 1e3, ri.after_ns / 1e6,
+		   (worker_now_ns() - t0) / 1e6, ri.waits, ri.streams, count);
 	send_resized(w, &r);
 	worker_part_tick(w); /* reclaim at once when nothing was queued */
 }

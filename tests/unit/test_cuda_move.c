@@ -394,6 +394,25 @@ static void cuda_resize_keeps_idle_contexts(void **state)
 	no_breach();
 }
 
+/* A vGPU moved back to a GPU it left takes the context it left there
+ * (the first context a process makes on a GPU is the slow one). */
+static void cuda_move_back_takes_the_context_left_there(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t g0 = now().greens;
+
+	alloc_one(f, 4 * GRANULE);
+	migrate(f, 1, 0); /* GPU 1, group 2: built */
+	migrate(f, 0, 0); /* GPU 0, group 2: built */
+	assert_int_equal(now().greens - g0, 2);
+	migrate(f, 1, 0); /* GPU 1, group 2: kept from before */
+	migrate(f, 0, 0);
+	assert_int_equal(now().greens - g0, 2);
+	while (f->n)
+		free_one(f, 0);
+	no_breach();
+}
+
 static void cuda_resize_without_cache_builds_each_time(void **state)
 {
 	struct fixture *f = *state;
@@ -427,6 +446,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(cuda_resize_keeps_idle_contexts,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			cuda_move_back_takes_the_context_left_there, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			cuda_resize_without_cache_builds_each_time,
 			setup_no_cache, teardown),
