@@ -259,9 +259,11 @@ static bool runnable(const struct daemon_vgpu *v,
 
 /*
  * How far ahead of v's next burst its SMs come back (burst_lead_ms): long
- * enough for the borrowers on its GPU (vGPUs holding more groups than
- * their share at the last plan) to drain their kernels from the lent
- * groups, and for the two resizes, each about as long as v's last one.
+ * enough for any other vGPU on its GPU that could have borrowed them to
+ * drain its kernels from the lent groups, and for the two resizes, each
+ * about as long as v's last one. Not only the vGPUs borrowing now: the
+ * lead must not shrink once the reclaim it started has shrunk them, or
+ * the burst would stop being due and the groups be lent again.
  */
 static int64_t burst_lead(struct daemon *d, struct daemon_vgpu *v)
 {
@@ -271,8 +273,7 @@ static int64_t burst_lead(struct daemon *d, struct daemon_vgpu *v)
 	for (o = d->vgpus; o; o = o->next) {
 		const struct daemon_sched_vgpu *s = o->sched;
 
-		if (o == v || o->cfg.gpu != v->cfg.gpu || !s ||
-		    s->target <= s->share)
+		if (o == v || o->cfg.gpu != v->cfg.gpu || !s)
 			continue;
 		if (s->drain_est_ms > drain)
 			drain = s->drain_est_ms;
