@@ -183,6 +183,8 @@ struct daemon {
 	char *wrapper_buf;	    /* the words' storage */
 	int ready_timeout_ms;	    /* DAEMON_READY_(WRAPPED_)TIMEOUT_MS */
 	struct daemon_mdev *mdev;   /* the VM path; NULL when off */
+	struct daemon_mdev_retry *mdev_retry; /* reopening /dev/vgpu-ctl
+						(daemon_mdev.c); NULL: never */
 	struct daemon_part *part;   /* dynamic partitioning; NULL until used */
 	struct daemon_sched *sched; /* the scheduler (daemon_sched.h) */
 	struct daemon_swap *swap;   /* swapping (daemon_swap.h); NULL until

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon_mdev.h"
@@ -185,53 +186,11 @@ static int mdev_hello(struct daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
-int daemon_mdev_init(struct daemon *d, char *err, size_t errlen)
+/* What vgpud composes on: the catalogue, in its log. */
+static void mdev_log_types(const struct daemon_mdev *m)
 {
-	const char *mode = d->opts.mdev ? d->opts.mdev : "auto";
-	bool on = !strcmp(mode, "on");
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
-	struct daemon_mdev *m;
-	char why[VGPU_MESSAGE_MAX + 64];
 	uint32_t i;
-	int fd;
 
-	if (!strcmp(mode, "off")) {
-		daemon_log("mdev: VM path off (--mdev off)");
-		return 0;
-	}
-	fd = open(MDEV_CTL_PATH, O_RDWR | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 && errno == ENOENT && !on) {
-		daemon_log("mdev: no %s: VM path off (load vgpu_mdev.ko for "
-			   "it)",
-			   MDEV_CTL_PATH);
-		return 0;
-	}
-	if (fd < 0) {
-		snprintf(why, sizeof(why), "cannot open %s: %s%s",
-			 MDEV_CTL_PATH, strerror(errno),
-			 errno == EBUSY ? " (another vgpud holds it)" : "");
-		goto fail;
-	}
-	m = calloc(1, sizeof(*m));
-	if (m)
-		m->scratch = malloc(sizeof(*m->scratch));
-	if (!m || !m->scratch) {
-		free(m);
-		close(fd);
-		snprintf(why, sizeof(why), "out of memory");
-		goto fail;
-	}
-	m->fd = fd;
-	m->custom = -1;
-	m->epoll = -1;
-	d->mdev = m;
-	if (mdev_hello(d, why, sizeof(why)))
-		goto fail_open;
-	m->epoll = epoll_create1(EPOLL_CLOEXEC);
-	if (m->epoll < 0 || epoll_ctl(m->epoll, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		snprintf(why, sizeof(why), "epoll: %s", strerror(errno));
-		goto fail_open;
-	}
 	daemon_log("mdev: VM path on: %s, %u mdev types%s", MDEV_CTL_PATH,
 		   m->ntypes,
 		   m->custom < 0 ? " (no custom type: blueprints cannot be "
@@ -247,20 +206,11 @@ int daemon_mdev_init(struct daemon *d, char *err, size_t errlen)
 				   ? "exclusive"
 				   : "shared",
 			   m->types[i].channels);
-	return 0;
-
-fail_open:
-	daemon_mdev_fini(d);
-fail:
-	if (on) {
-		snprintf(err, errlen, "--mdev on: %s", why);
-		return -1;
-	}
-	daemon_log("mdev: %s; VM path off", why);
-	return 0;
 }
 
-void daemon_mdev_fini(struct daemon *d)
+/* The device, its instances and channels let go (the module marks every
+ * instance ERROR); d->mdev is NULL afterwards. */
+static void mdev_close(struct daemon *d)
 {
 	struct daemon_mdev *m = d->mdev;
 	struct mdev_inst *in;
@@ -276,10 +226,169 @@ void daemon_mdev_fini(struct daemon *d)
 	}
 	if (m->epoll >= 0)
 		close(m->epoll);
-	close(m->fd); /* the module marks every instance ERROR */
+	close(m->fd);
 	free(m->scratch);
 	free(m);
 	d->mdev = NULL;
+}
+
+/*
+ * Opens /dev/vgpu-ctl, says HELLO, reads the catalogue and sets up the
+ * epoll descriptor: what start-up and each retry do alike (the module
+ * then queues EXISTS for the instances it has, read in the loop). 0 with
+ * d->mdev set; else d->mdev stays NULL, a sentence is in why, and the
+ * result is -errno of the open (-ENOENT: no module), 1 when the module
+ * refused (HELLO or the catalogue; *node is then its device node), or
+ * -ENOMEM / -EIO for our own failures.
+ */
+static int mdev_attach(struct daemon *d, char *why, size_t len,
+		       struct stat *node)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+	struct daemon_mdev *m;
+	int fd, e;
+
+	fd = open(MDEV_CTL_PATH, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		e = errno;
+		if (e == ENOENT)
+			snprintf(why, len, "no %s (vgpu_mdev.ko is not loaded)",
+				 MDEV_CTL_PATH);
+		else
+			snprintf(why, len, "cannot open %s: %s%s",
+				 MDEV_CTL_PATH, strerror(e),
+				 e == EBUSY ? " (another vgpud holds it)" : "");
+		return -e;
+	}
+	if (fstat(fd, node) < 0)
+		memset(node, 0, sizeof(*node));
+	m = calloc(1, sizeof(*m));
+	if (m)
+		m->scratch = malloc(sizeof(*m->scratch));
+	if (!m || !m->scratch) {
+		free(m);
+		close(fd);
+		snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	m->fd = fd;
+	m->custom = -1;
+	m->epoll = -1;
+	d->mdev = m;
+	if (mdev_hello(d, why, len)) {
+		mdev_close(d);
+		return 1;
+	}
+	m->epoll = epoll_create1(EPOLL_CLOEXEC);
+	if (m->epoll < 0 || epoll_ctl(m->epoll, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		snprintf(why, len, "epoll: %s", strerror(errno));
+		mdev_close(d);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* A failed try (mdev_attach's result r, its sentence why): remembered,
+ * and logged when the reason is new. */
+static void mdev_retry_failed(struct daemon *d, int r, const char *why,
+			      const struct stat *node)
+{
+	struct daemon_mdev_retry *rt = d->mdev_retry;
+
+	rt->refused = r == 1;
+	rt->node_ino = node->st_ino;
+	rt->node_rdev = node->st_rdev;
+	if (!strcmp(rt->why, why))
+		return;
+	snprintf(rt->why, sizeof(rt->why), "%s", why);
+	if (r == -ENOENT)
+		daemon_log("mdev: %s: VM path off until it is loaded (vgpud "
+			   "looks every %d s)",
+			   why, MDEV_RETRY_MS / 1000);
+	else if (r == 1)
+		daemon_log("mdev: %s; VM path off until the module is loaded "
+			   "again",
+			   why);
+	else
+		daemon_log("mdev: %s; VM path off, trying again every %d s",
+			   why, MDEV_RETRY_MS / 1000);
+}
+
+/*
+ * The tick without the device, when a try is due: the device node the
+ * module refused is not opened again until it changed (a module
+ * reloaded); otherwise open it and set up as at start-up.
+ */
+static void mdev_retry_tick(struct daemon *d, int64_t now)
+{
+	struct daemon_mdev_retry *rt = d->mdev_retry;
+	char why[sizeof(rt->why)];
+	struct stat st;
+	int r;
+
+	if (!rt || d->stopping || now < rt->at)
+		return;
+	rt->at = now + MDEV_RETRY_MS;
+	if (rt->refused) {
+		if (!stat(MDEV_CTL_PATH, &st) && st.st_ino == rt->node_ino &&
+		    st.st_rdev == rt->node_rdev)
+			return;
+		rt->refused = false;
+	}
+	memset(&st, 0, sizeof(st));
+	r = mdev_attach(d, why, sizeof(why), &st);
+	if (r) {
+		mdev_retry_failed(d, r, why, &st);
+		return;
+	}
+	daemon_log("mdev: VM path on: %s attached (%s)", MDEV_CTL_PATH,
+		   rt->lost ? "again, after it was lost"
+			    : "module loaded after vgpud");
+	mdev_log_types(d->mdev);
+	rt->why[0] = '\0';
+	rt->lost = false;
+}
+
+int daemon_mdev_init(struct daemon *d, char *err, size_t errlen)
+{
+	const char *mode = d->opts.mdev ? d->opts.mdev : "auto";
+	bool on = !strcmp(mode, "on");
+	char why[VGPU_MESSAGE_MAX + 64];
+	struct stat st;
+	int r;
+
+	if (!strcmp(mode, "off")) {
+		daemon_log("mdev: VM path off (--mdev off)");
+		return 0;
+	}
+	d->mdev_retry = calloc(1, sizeof(*d->mdev_retry));
+	if (!d->mdev_retry)
+		daemon_log("mdev: out of memory: /dev/vgpu-ctl is not opened "
+			   "again once lost");
+	memset(&st, 0, sizeof(st));
+	r = mdev_attach(d, why, sizeof(why), &st);
+	if (!r) {
+		mdev_log_types(d->mdev);
+		return 0;
+	}
+	if (on) {
+		snprintf(err, errlen, "--mdev on: %s", why);
+		return -1;
+	}
+	if (!d->mdev_retry) {
+		daemon_log("mdev: %s; VM path off", why);
+		return 0;
+	}
+	d->mdev_retry->at = daemon_now_ms() + MDEV_RETRY_MS;
+	mdev_retry_failed(d, r, why, &st);
+	return 0;
+}
+
+void daemon_mdev_fini(struct daemon *d)
+{
+	mdev_close(d);
+	free(d->mdev_retry);
+	d->mdev_retry = NULL;
 }
 
 int daemon_mdev_poll_fd(const struct daemon *d)
@@ -393,6 +502,24 @@ static int device_events(struct daemon *d)
 	return 0;
 }
 
+/* The device failed under us (a read error, a hang-up): let it go and
+ * open it again from the tick. */
+static void mdev_lost(struct daemon *d)
+{
+	mdev_close(d);
+	if (!d->mdev_retry) {
+		daemon_log("mdev: lost %s; VM path off", MDEV_CTL_PATH);
+		return;
+	}
+	daemon_log("mdev: lost %s; VM path off until it opens again (vgpud "
+		   "tries every %d s)",
+		   MDEV_CTL_PATH, MDEV_RETRY_MS / 1000);
+	d->mdev_retry->lost = true;
+	d->mdev_retry->refused = false;
+	d->mdev_retry->why[0] = '\0';
+	d->mdev_retry->at = daemon_now_ms() + MDEV_RETRY_MS;
+}
+
 void daemon_mdev_input(struct daemon *d)
 {
 	struct epoll_event ev[64];
@@ -408,8 +535,7 @@ void daemon_mdev_input(struct daemon *d)
 		}
 		if (device_events(d) < 0 ||
 		    (ev[i].events & (EPOLLERR | EPOLLHUP))) {
-			daemon_log("mdev: lost %s; VM path off", MDEV_CTL_PATH);
-			daemon_mdev_fini(d);
+			mdev_lost(d);
 			return;
 		}
 	}
@@ -421,6 +547,8 @@ void daemon_mdev_tick(struct daemon *d, int64_t now)
 {
 	struct mdev_inst *in, **pp;
 
+	if (!d->mdev)
+		mdev_retry_tick(d, now);
 	if (!d->mdev)
 		return;
 	for (in = d->mdev->insts; in; in = in->next) {
@@ -452,7 +580,9 @@ int64_t daemon_mdev_next_deadline(const struct daemon *d)
 	int64_t next = 0;
 	uint32_t i;
 
-	for (in = d->mdev ? d->mdev->insts : NULL; in; in = in->next) {
+	if (!d->mdev) /* the next try to open it, if any */
+		return d->mdev_retry && !d->stopping ? d->mdev_retry->at : 0;
+	for (in = d->mdev->insts; in; in = in->next) {
 		if (in->pending && (!next || in->deadline < next))
 			next = in->deadline;
 		for (i = 0; i < in->channels; i++)

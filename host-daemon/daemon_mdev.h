@@ -37,6 +37,7 @@
 #define MDEV_BAR2_RETRY_MS    1000  /* a fresh BAR2 memfd that failed */
 #define MDEV_LOG_BURST	      10    /* event log lines per instance ... */
 #define MDEV_LOG_WINDOW_MS    10000 /* ... per window; the rest counted */
+#define MDEV_RETRY_MS	      2000  /* reopening /dev/vgpu-ctl */
 
 /*
  * The log lines a VM can cause (its opens, closes, resets, channels):
@@ -110,9 +111,26 @@ struct daemon_mdev {
 	struct mdev_ratelimit log; /* lines about unknown instances */
 };
 
+/*
+ * Reopening /dev/vgpu-ctl while vgpud runs without it: --mdev auto found
+ * none at start (the module may be loaded later), or the device was lost
+ * (in any mode but off). The tick tries every MDEV_RETRY_MS; a failure is
+ * logged once (again only when its reason changes).
+ */
+struct daemon_mdev_retry {
+	int64_t at; /* the next try */
+	bool lost;  /* it was attached before: "attached again" */
+	/* HELLO or the catalogue failed on this device node (a module of
+	 * another version): tried again only once the node is another */
+	bool refused;
+	uint64_t node_ino, node_rdev;
+	char why[VGPU_MESSAGE_MAX + 64]; /* the last failure logged */
+};
+
 /* ---- daemon_mdev.c ---- */
 /* Open /dev/vgpu-ctl per --mdev (auto, on, off), HELLO, read the types.
- * 0 (also when off or absent in auto); -1 with a sentence in err. */
+ * 0 (also when off, or absent in auto: then the tick keeps trying); -1
+ * with a sentence in err. */
 int daemon_mdev_init(struct daemon *d, char *err, size_t errlen);
 void daemon_mdev_fini(struct daemon *d);
 /* The descriptor the loop polls (POLLIN), -1 when the VM path is off. */
@@ -120,7 +138,8 @@ int daemon_mdev_poll_fd(const struct daemon *d);
 /* It is readable: device events and channel sockets. */
 void daemon_mdev_input(struct daemon *d);
 /* End of each loop turn: pending answers, device states, availability,
- * deadlines; frees removed instances. */
+ * deadlines; frees removed instances. Without the device: tries to open
+ * it when the retry is due (struct daemon_mdev_retry). */
 void daemon_mdev_tick(struct daemon *d, int64_t now);
 int64_t daemon_mdev_next_deadline(const struct daemon *d);
 /* v is being freed: answer a create that waited for it, unbind. */

@@ -10,8 +10,12 @@
 # destroy through a fake sysfs, a fresh BAR2 memfd for each VFIO session,
 # vgpud's answers where its view of a channel and the module's differ,
 # rate-limited log lines, and EXISTS after vgpud is killed and started
-# again (the module's BAR2 memfd from GET_BAR2, or a fresh one). The
-# program prints the TAP itself.
+# again (the module's BAR2 memfd from GET_BAR2, or a fresh one); the
+# device lost while vgpud runs (reopened, the instance re-attached);
+# --mdev off; --mdev auto with the module loaded after vgpud (attached
+# within 2 s, no busy loop meanwhile) and available_instances bound by
+# memory (12 GiB) following creates and removes. The program prints the
+# TAP itself.
 set -u
 . "$(dirname "$0")/../lib.sh"
 

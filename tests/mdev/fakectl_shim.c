@@ -26,7 +26,7 @@ static int ev_fd = -1, io_fd = -1;
 static int connect_to(const char *path, char role, int flags)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int fd;
+	int fd, e;
 
 	if (strlen(path) >= sizeof(a.sun_path))
 		return -1;
@@ -36,7 +36,9 @@ static int connect_to(const char *path, char role, int flags)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
 	    send(fd, &role, 1, MSG_NOSIGNAL) != 1) {
+		e = errno;
 		close(fd);
+		errno = e;
 		return -1;
 	}
 	if (flags & O_NONBLOCK)
@@ -57,6 +59,11 @@ static int fake_open(int flags)
 		return -1;
 	}
 	ev_fd = connect_to(path, FAKECTL_EVENTS, flags);
+	/* no test listening: as the device node of an unloaded module */
+	if (ev_fd < 0 && (errno == ENOENT || errno == ECONNREFUSED)) {
+		errno = ENOENT;
+		return -1;
+	}
 	io_fd = ev_fd < 0 ? -1 : connect_to(path, FAKECTL_IOCTLS, 0);
 	if (io_fd < 0) {
 		if (ev_fd >= 0)

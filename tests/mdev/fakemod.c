@@ -73,12 +73,11 @@ static void mkdirs(const char *path)
 
 int fm_init(struct fm *m, const char *sock, const char *sysfs)
 {
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	char path[600];
 	int i;
 
 	memset(m, 0, sizeof(*m));
-	m->ev = m->io = -1;
+	m->listen = m->ev = m->io = -1;
 	m->next_id = 1;
 	memcpy(m->types, catalogue, sizeof(catalogue));
 	for (i = 0; i < FM_TYPES; i++)
@@ -101,17 +100,32 @@ int fm_init(struct fm *m, const char *sock, const char *sysfs)
 	}
 	snprintf(path, sizeof(path), "%s/bus/mdev/devices", sysfs);
 	mkdirs(path);
-
-	if (strlen(sock) >= sizeof(a.sun_path))
+	if (strlen(sock) >= sizeof(m->sock))
 		return -1;
-	strcpy(a.sun_path, sock);
-	unlink(sock);
+	strcpy(m->sock, sock);
+	return fm_listen(m);
+}
+
+int fm_listen(struct fm *m)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+
+	if (strlen(m->sock) >= sizeof(a.sun_path))
+		return -1;
+	strcpy(a.sun_path, m->sock);
+	unlink(m->sock);
 	m->listen = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (m->listen < 0 ||
 	    bind(m->listen, (struct sockaddr *)&a, sizeof(a)) ||
 	    listen(m->listen, 4))
 		return -1;
 	return 0;
+}
+
+void fm_unlisten(struct fm *m)
+{
+	close_fd(&m->listen);
+	unlink(m->sock);
 }
 
 int fm_accept(struct fm *m, int timeout_ms)

@@ -46,6 +46,7 @@ struct fm_inst {
 
 struct fm {
 	int listen, ev, io; /* vgpud's connections, -1 when none */
+	char sock[108];	    /* where listen is bound */
 	char sysfs[256];
 	int create_fifo[FM_TYPES];
 	struct vgpu_mdev_type_info types[FM_TYPES];
@@ -59,6 +60,10 @@ struct fm {
 
 /* Listen on sock; the fake sysfs under sysfs (created). 0 or -1. */
 int fm_init(struct fm *m, const char *sock, const char *sysfs);
+/* The module is loaded (listen on its socket again) or unloaded (vgpud's
+ * open of /dev/vgpu-ctl then fails with ENOENT). 0 or -1. */
+int fm_listen(struct fm *m);
+void fm_unlisten(struct fm *m);
 /* Accept vgpud's two connections (its open of /dev/vgpu-ctl). */
 int fm_accept(struct fm *m, int timeout_ms);
 /* Serve vgpud's ioctls and the fake sysfs writes for up to timeout_ms,

@@ -6,7 +6,11 @@
  * instances, opens channels and runs descriptors through their rings in
  * the BAR2 memfd vgpud handed over, drives vgpu-admin create --mdev and
  * destroy through a fake sysfs, faults a worker, and restarts vgpud to
- * see EXISTS re-attach an instance with the same BAR2. Prints TAP.
+ * see EXISTS re-attach an instance with the same BAR2. Then the device
+ * lost under vgpud (reopened from its tick, the instance re-attached),
+ * --mdev off (never opened), and --mdev auto with the module loaded
+ * after vgpud (quiet retries, then attached) on a GPU whose 12 GiB, not
+ * its SMs, bound what each type offers. Prints TAP.
  */
 #include <cuda.h>
 #include <dirent.h>
@@ -20,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fakemod.h"
@@ -130,7 +135,9 @@ static int admin(char *out, size_t len, const char *a1, const char *a2,
 	return run(out, len, argv);
 }
 
-static int start_vgpud(bool keep)
+/* vgpud on the simulator (64 SMs, memory GiB) with --mdev mode and the
+ * shim; does not wait for it. */
+static void spawn_vgpud(const char *mode, const char *memory, bool keep)
 {
 	char bin[400], shim[400];
 	int fd;
@@ -145,12 +152,17 @@ static int start_vgpud(bool keep)
 		setenv("LD_PRELOAD", shim, 1);
 		setenv("VGPU_FAKE_CTL", sock, 1);
 		setenv("VGPU_SIM_SMS", "64", 1);
-		setenv("VGPU_SIM_MEMORY", "64G", 1);
+		setenv("VGPU_SIM_MEMORY", memory, 1);
 		execl(bin, bin, "--run-dir", run_dir, "--backend", "sim",
-		      "--worker-user", "vgpu", "--mdev", "on",
+		      "--worker-user", "vgpu", "--mdev", mode,
 		      keep ? "--keep-workers" : NULL, (char *)NULL);
 		_exit(127);
 	}
+}
+
+static int start_vgpud(bool keep)
+{
+	spawn_vgpud("on", "64G", keep);
 	return fm_accept(&mod, 30000);
 }
 
@@ -715,6 +727,185 @@ static void test_restart(void)
 	tap(gone_from_list(name), "REMOVE destroys it");
 }
 
+/* CPU time vgpud itself used so far, in clock ticks (utime + stime). */
+static long cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* the name may hold spaces */
+	if (!p || sscanf(p + 2,
+			 "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
+			 "%*u %lu %lu",
+			 &ut, &st) != 2)
+		return -1;
+	return (long)(ut + st);
+}
+
+/* vgpud answers on its admin socket (it is past its start-up). */
+static bool vgpud_serves(void)
+{
+	char out[8192];
+	int i;
+
+	for (i = 0; i < 300; i++) {
+		if (admin(out, sizeof(out), "list", NULL, NULL, NULL, NULL) ==
+		    0)
+			return true;
+		fm_wait(&mod, NULL, NULL, 100);
+	}
+	return false;
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The device fails under a running vgpud (the module hangs up: here the
+ * fake closes vgpud's connections): vgpud opens it again from its tick
+ * and re-attaches the instance as after a restart (EXISTS).
+ */
+static void test_lost(void)
+{
+	struct dev_want ready;
+	struct fm_inst *in;
+	char name[VGPU_NAME_MAX];
+	int64_t t0;
+	uint8_t u[16];
+	int lost, again;
+	double secs;
+	bool ok;
+
+	in = create("8sm-4g", u);
+	tap(in && in->used && in->status == 0,
+	    "an 8sm-4g instance before the device is lost");
+	if (!in || !in->used)
+		return;
+	snprintf(name, sizeof(name), "%s", in->comp.vgpu_name);
+	lost = log_count("mdev: lost /dev/vgpu-ctl");
+	again = log_count("attached (again, after it was lost)");
+	fm_daemon_gone(&mod);
+	t0 = mono_ms();
+	ok = fm_accept(&mod, 10000) == 0;
+	secs = (mono_ms() - t0) / 1000.0;
+	tap(ok && log_count("mdev: lost /dev/vgpu-ctl") == lost + 1,
+	    "/dev/vgpu-ctl lost under vgpud: it logs so and opens the device "
+	    "again (after %.1f s; it tries every 2 s)",
+	    secs);
+	ready.in = in;
+	ready.state = VGPU_DEVICE_READY;
+	tap(fm_wait(&mod, composed_twice, in, WAIT) &&
+		    fm_wait(&mod, dev_is, &ready, WAIT) &&
+		    !strcmp(in->comp.vgpu_name, name),
+	    "... HELLO; EXISTS re-attaches vGPU %s (CREATE_DONE again, "
+	    "READY)",
+	    name);
+	tap(log_count("attached (again, after it was lost)") == again + 1,
+	    "... and the log says once: VM path on: /dev/vgpu-ctl attached "
+	    "(again, after it was lost)");
+	fm_remove(&mod, in);
+	tap(gone_from_list(name), "REMOVE destroys it");
+}
+
+/* --mdev off: the device is there and never opened. */
+static void test_off(void)
+{
+	spawn_vgpud("off", "64G", false);
+	tap(vgpud_serves() && fm_accept(&mod, 4500) < 0 &&
+		    log_count("VM path off (--mdev off)") >= 1,
+	    "--mdev off: vgpud serves and never opens /dev/vgpu-ctl (4.5 s, "
+	    "two retry periods)");
+	stop_vgpud(SIGTERM);
+}
+
+/*
+ * --mdev auto with no module at start: quiet retries (one log line, no
+ * busy loop), then the module appears and vgpud attaches as at start-up.
+ * Its GPU has 12 GiB (11.4 usable) and 64 SMs, so what a type offers is
+ * bound by memory, not SMs, and follows creates and removes.
+ */
+static void test_late_memory(void)
+{
+	struct fm_inst *a, *b, *c;
+	uint8_t ua[16], ub[16], uc[16];
+	const char *absent = "no /dev/vgpu-ctl (vgpu_mdev.ko is not loaded): "
+			     "VM path off until it is loaded";
+	long cpu0, cpu1;
+	int64_t t0;
+	double secs;
+	bool up, ok;
+
+	fm_unlisten(&mod);
+	spawn_vgpud("auto", "12G", false);
+	up = vgpud_serves();
+	tap(up && log_count(absent) == 1,
+	    "--mdev auto without the module: vgpud starts and says \"%s\"",
+	    absent);
+	cpu0 = cpu_ticks(vgpud);
+	fm_wait(&mod, NULL, NULL, 4000);
+	cpu1 = cpu_ticks(vgpud);
+	tap(up && cpu0 >= 0 && cpu1 - cpu0 < 40 && log_count(absent) == 1,
+	    "4 s of retries: %ld ticks of CPU (no busy loop), the log line "
+	    "once",
+	    cpu1 - cpu0);
+	mod.get_types = mod.avail_sets = 0;
+	if (fm_listen(&mod)) {
+		tap(0, "the fake module listens again");
+		return;
+	}
+	t0 = mono_ms();
+	ok = fm_accept(&mod, 10000) == 0;
+	secs = (mono_ms() - t0) / 1000.0;
+	tap(ok && fm_wait(&mod, types_read, NULL, WAIT) &&
+		    log_count("VM path on: /dev/vgpu-ctl attached (module "
+			      "loaded after vgpud)") == 1,
+	    "module loaded later: vgpud attaches within %.1f s, reads the "
+	    "types, publishes them, and logs it once",
+	    secs);
+	tap(wait_avail("8sm-4g", 2) && wait_avail("16sm-8g", 1) &&
+		    wait_avail("32sm-16g", 0) && wait_avail("64sm-32g", 0) &&
+		    strstr(mod.desc[1], "2 free on GPU 0"),
+	    "12 GiB: 8sm-4g offers 2 (its SMs would allow 8), 16sm-8g 1, "
+	    "32sm-16g 0: bound by memory (\"%s\")",
+	    mod.desc[1]);
+	a = create("8sm-4g", ua);
+	tap(a && a->used && a->status == 0 && wait_avail("8sm-4g", 1) &&
+		    wait_avail("16sm-8g", 0),
+	    "one 8sm-4g created: 8sm-4g offers 1, 16sm-8g 0 (56 SMs free)");
+	b = create("8sm-4g", ub);
+	tap(b && b->used && b->status == 0 && wait_avail("8sm-4g", 0) &&
+		    strstr(mod.desc[1], "none free now"),
+	    "a second: nothing offered with 48 SMs free (\"%s\")", mod.desc[1]);
+	c = create("8sm-4g", uc);
+	tap(c && !c->used && c->status < 0,
+	    "a third 8sm-4g is refused (status %d: %s)", c ? c->status : 0,
+	    c ? c->message : "-");
+	if (a && a->used)
+		fm_remove(&mod, a);
+	tap(wait_avail("8sm-4g", 1) && wait_avail("16sm-8g", 0),
+	    "one removed: 8sm-4g offers 1 again, 16sm-8g still 0");
+	if (b && b->used)
+		fm_remove(&mod, b);
+	tap(wait_avail("8sm-4g", 2) && wait_avail("16sm-8g", 1),
+	    "both removed: 2 and 1 again");
+	tap(stop_vgpud(SIGTERM), "vgpud stops on SIGTERM");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
@@ -743,7 +934,10 @@ int main(int argc, char **argv)
 	test_channel_answers();
 	test_custom();
 	test_restart();
+	test_lost();
 	tap(stop_vgpud(SIGTERM), "vgpud stops on SIGTERM");
+	test_off();
+	test_late_memory();
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
 }
