@@ -11,6 +11,13 @@
 #   vgpu.cpio.gz  ours: /init, vgpu_mdev.ko, vgpud, vgpu-worker,
 #                 vgpu-admin, the in-VM tests (tests/vm) and blueprints
 #
+# Modules live where modprobe looks: Debian's under
+# /lib/modules/KVER/kernel/ (as in the package), ours under
+# /lib/modules/KVER/extra/ (as `make modules_install` puts it), with the
+# modules.dep of both from depmod (the image's own busybox, run here at
+# build time), so `modprobe vgpu_mdev` works in the VM. /init and the
+# tests load by the short names /lib/modules/NAME.ko (links).
+#
 # Each part is staged under ${VM_BUILD:-build/vm}/initramfs/PART/ (a file
 # is copied only when its content changed) and packed again only when the
 # staged tree changed. Debian packages are downloaded once (apt-get
@@ -77,6 +84,18 @@ ko_deps()
 	strings -a "$1" | sed -n 's/^depends=//p' | tr ',' ' '
 }
 
+# stage_link PART TARGET DEST: a symbolic link DEST -> TARGET in PART.
+stage_link()
+{
+	local to="$OUT/$1/$3"
+
+	WANT["$1/$3"]=1
+	[ "$(readlink "$to" 2>/dev/null)" != "$2" ] || return 0
+	mkdir -p "$(dirname "$to")"
+	rm -rf "$to"
+	ln -s "$2" "$to"
+}
+
 # Adds NAME's dependencies, then NAME, to ORDER (each once).
 declare -a ORDER=()
 declare -A SEEN=()
@@ -91,7 +110,8 @@ add_module()
 		add_module "$dep"
 	done
 	ORDER+=("$name")
-	stage base "$file" "lib/modules/$name.ko" 0644
+	stage base "$file" "lib/modules/$KVER/kernel/${file#"$KMODDIR"/}" 0644
+	stage_link base "$KVER/kernel/${file#"$KMODDIR"/}" "lib/modules/$name.ko"
 }
 
 stage_base()
@@ -136,7 +156,9 @@ stage_vgpu()
 		stage vgpu "$BUILD/bin/$f" "usr/bin/$f" 0755
 	done
 	if [ -f "$MODULE" ]; then
-		stage vgpu "$MODULE" lib/modules/vgpu_mdev.ko 0644
+		stage vgpu "$MODULE" "lib/modules/$KVER/extra/vgpu_mdev.ko" 0644
+		stage_link vgpu "$KVER/extra/vgpu_mdev.ko" lib/modules/vgpu_mdev.ko
+		stage_depmod
 	else
 		step "warning: no $MODULE (make modules): the image has no vgpu_mdev.ko"
 	fi
@@ -153,13 +175,36 @@ stage_vgpu()
 	done
 }
 
-# Removes staged files this run did not stage (from an earlier run).
+# modules.dep (and .alias, .symbols) for the image's /lib/modules/KVER:
+# depmod of the image's busybox over a scratch tree holding both parts'
+# modules (hard links), its output staged in the vgpu part.
+stage_depmod()
+{
+	local tree=$OUT/depmod f
+	rm -rf "$tree"
+	mkdir -p "$tree/lib/modules"
+	(cd "$OUT/base" && find "lib/modules/$KVER" -name '*.ko' -print0) |
+		(cd "$OUT/base" && cpio -0 -pdl --quiet "$tree")
+	(cd "$OUT/vgpu" && find "lib/modules/$KVER" -name '*.ko' -print0) |
+		(cd "$OUT/vgpu" && cpio -0 -pdl --quiet "$tree")
+	"$DEBS/root/bin/busybox" depmod -b "$tree" "$KVER" ||
+		die "depmod failed"
+	grep -q '^extra/vgpu_mdev.ko:' "$tree/lib/modules/$KVER/modules.dep" ||
+		die "depmod did not list extra/vgpu_mdev.ko"
+	for f in modules.dep modules.alias modules.symbols; do
+		stage vgpu "$tree/lib/modules/$KVER/$f" "lib/modules/$KVER/$f" 0644
+	done
+	rm -rf "$tree"
+}
+
+# Removes staged files and links this run did not stage (from an earlier
+# run).
 prune()
 {
 	local part=$1 f
 	while IFS= read -r -d '' f; do
 		[ -n "${WANT[$part/${f#"$OUT/$part/"}]:-}" ] || rm -f "$f"
-	done < <(find "$OUT/$part" -type f -print0)
+	done < <(find "$OUT/$part" \( -type f -o -type l \) -print0)
 }
 
 # Packs PART into PART.cpio.gz unless its staged tree is unchanged.

@@ -9,8 +9,8 @@
 # exits non-zero without a failed test counts as one failure. Exit status
 # 1 if anything failed.
 cd "$(dirname "$0")" || exit 1
-[ $# -gt 0 ] || set -- module.sh mdev_types.sh ctl.sh mdev_create.sh \
-	vfio.sh resize.sh hostile.sh daemon.sh health.sh
+[ $# -gt 0 ] || set -- module.sh late_module.sh mdev_types.sh ctl.sh \
+	mdev_create.sh vfio.sh resize.sh hostile.sh daemon.sh health.sh
 
 echo "TAP version 13"
 for s in "$@"; do
