@@ -3,7 +3,9 @@
 # A user-space VFIO driver (QEMU's place) on an instance: config space,
 # BARs, MSI, channel 0, a NOP through the ring in BAR2 served by a sim
 # worker through vgpud, and its completion interrupt (tests/vm/vfio_user.c);
-# then BAR2 per VFIO session: the next user sees nothing of the last.
+# the same with INTx instead of MSI (automask, UNMASK, MASK, the two never
+# on at once: tests/vm/vfio_intx.c); then BAR2 per VFIO session: the next
+# user sees nothing of the last.
 # shellcheck shell=dash source=tests/vm/lib.sh
 . ./lib.sh
 
@@ -23,6 +25,9 @@ if check "create a $t instance" mdev_create "$t" "$u"; then
 	rc=0
 	vfio_user basic "$u" "$(type_sms $t)" "$(type_memory $t)" || rc=$?
 	[ "$rc" -le 1 ] || not_ok "vfio_user basic exited with status $rc"
+	rc=0
+	vfio_user intx "$u" || rc=$?
+	[ "$rc" -le 1 ] || not_ok "vfio_user intx exited with status $rc"
 	rc=0
 	vfio_user bar2 "$u" || rc=$?
 	[ "$rc" -le 1 ] || not_ok "vfio_user bar2 exited with status $rc"

@@ -75,4 +75,11 @@ int hostile_run(struct vfio_dev *d);
 /* vfio_ctl.c: this program as /dev/vgpu-ctl's daemon (no vgpud) */
 int ctl_run(const char *type4, const char *type8);
 
+/* vfio_intx.c: INTx (legacy interrupt) end to end */
+int intx_run(const char *uuid);
+
+/* vfio_ctlopen.c: who may open /dev/vgpu-ctl; holding it, then unloading */
+int ctlopen_run(const char *as);
+int ctlhold_run(const char *dir);
+
 #endif /* VFIO_DEV_H */

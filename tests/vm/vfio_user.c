@@ -7,6 +7,10 @@
  *   vfio_user basic UUID [SMS MEMORY]  config space, BARs, MSI, channel 0,
  *                                      a NOP through the ring, the
  *                                      completion interrupt
+ *   vfio_user intx UUID                 INTx instead of MSI: a NOP's
+ *                                      completion signals its eventfd;
+ *                                      automask, UNMASK, MASK, MSI and
+ *                                      INTx exclusive, off (vfio_intx.c)
  *   vfio_user regs UUID                 BAR0 registers as NAME=VALUE lines
  *   vfio_user hostile UUID              bad accesses and commands; the
  *                                      device still works afterwards
@@ -22,6 +26,11 @@
  *                                      not reach the next user's
  *   vfio_user ctl TYPE4 TYPE8           this program as vgpud on
  *                                      /dev/vgpu-ctl (vfio_ctl.c)
+ *   vfio_user ctlopen root|nobody|nocap opens /dev/vgpu-ctl as that user,
+ *                                      prints "opened" or the errno name
+ *   vfio_user ctlhold DIR               holds /dev/vgpu-ctl, then lets go
+ *                                      and unloads the module at once
+ *                                      (vfio_ctlopen.c)
  *   vfio_user follow UUID DIR STEP...   holds the device open with MSI on
  *                                      while the script changes the vGPU
  *                                      (resize, move, migrate): after each
@@ -575,9 +584,10 @@ static int cmd_follow(const char *uuid, const char *dir, int nsteps,
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: vfio_user basic|regs|hostile|bar2 UUID, "
+		"usage: vfio_user basic|intx|regs|hostile|bar2 UUID, "
 		"reset UUID DIR, hold UUID DIR SECONDS error|recover, "
-		"ctl TYPE4 TYPE8, follow UUID DIR NAME:SMS:GROUPS:GPU... "
+		"ctl TYPE4 TYPE8, ctlopen root|nobody|nocap, ctlhold DIR, "
+		"follow UUID DIR NAME:SMS:GROUPS:GPU... "
 		"(see the comment at the top of tests/vm/vfio_user.c)\n");
 	return 2;
 }
@@ -594,6 +604,12 @@ int main(int argc, char **argv)
 				 argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 0)
 					  : 0,
 				 argc > 4 ? strtoull(argv[4], NULL, 0) : 0);
+	if (!strcmp(argv[1], "intx"))
+		return intx_run(argv[2]) || tap_failed ? 1 : 0;
+	if (!strcmp(argv[1], "ctlopen"))
+		return ctlopen_run(argv[2]);
+	if (!strcmp(argv[1], "ctlhold"))
+		return ctlhold_run(argv[2]) || tap_failed ? 1 : 0;
 	if (!strcmp(argv[1], "regs"))
 		return cmd_regs(argv[2]);
 	if (!strcmp(argv[1], "reset") && argc == 4)

@@ -4,7 +4,8 @@
 # scripts are copied in as they are (vm-images/build-initramfs.sh).
 
 VFIO_USER_OBJS := $(addprefix $(BUILD)/obj/tests/vm/, \
-	vfio_user.o vfio_dev.o vfio_chan.o vfio_hostile.o vfio_ctl.o)
+	vfio_user.o vfio_dev.o vfio_chan.o vfio_hostile.o vfio_ctl.o \
+	vfio_intx.o vfio_ctlopen.o)
 
 all: $(BUILD)/tests/vm/vfio_user
 
