@@ -14,7 +14,8 @@
 # one of them (e.g. tests/run.sh admin quota).
 #
 # Knobs: BUILD (default build), UNIT_TIMEOUT (120 s per binary),
-# SCRIPT_TIMEOUT (300 s per script; vm.sh: VM_SCRIPT_TIMEOUT, 900 s;
+# SCRIPT_TIMEOUT (300 s per script; vm.sh: VM_SCRIPT_TIMEOUT, 600 s, the
+# 10 minutes issue 5 gives the VM tests in CI, builds included;
 # vm_l2.sh: VM_L2_SCRIPT_TIMEOUT, 1500 s; vm_libvirt.sh:
 # VM_LIBVIRT_SCRIPT_TIMEOUT, 1500 s).
 set -uo pipefail
@@ -111,7 +112,7 @@ for s in tests/integration/*.sh; do
 	rc=0
 	limit=$SCRIPT_TIMEOUT
 	# vm.sh builds a module and an image, then boots a VM (TCG)
-	[ "$name" = vm.sh ] && limit=${VM_SCRIPT_TIMEOUT:-900}
+	[ "$name" = vm.sh ] && limit=${VM_SCRIPT_TIMEOUT:-600}
 	# vm_l2.sh boots a VM in the VM (tests/vm-l2)
 	[ "$name" = vm_l2.sh ] && limit=${VM_L2_SCRIPT_TIMEOUT:-1500}
 	# vm_libvirt.sh: libvirt in the VM (tests/vm-libvirt)
