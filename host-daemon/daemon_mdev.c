@@ -131,7 +131,9 @@ static int type_read(struct daemon *d, uint32_t i, char *err, size_t errlen)
 }
 
 /*
- * HELLO and the catalogue; -1 with a sentence. An older module (its
+ * HELLO and the catalogue; with a sentence, 1 when the module will not do
+ * (another version, a catalogue out of range), -1 when a call failed. An
+ * older module (its
  * version from VGPU_MDEV_CTL_VERSION_MIN on) gets HELLO again in its own
  * version, and vgpud uses only what that version has.
  */
@@ -164,7 +166,7 @@ static int mdev_hello(struct daemon *d, char *err, size_t errlen)
 			 "vgpu_mdev.ko speaks control version %u, vgpud %u: "
 			 "load the module of this vgpu version",
 			 h.version, VGPU_MDEV_CTL_VERSION);
-		return -1;
+		return 1;
 	}
 	if (r) {
 		snprintf(err, errlen, "HELLO: %s", strerror(-r));
@@ -175,7 +177,7 @@ static int mdev_hello(struct daemon *d, char *err, size_t errlen)
 		snprintf(err, errlen,
 			 "HELLO: %u types, %u channels: out of range", h.ntypes,
 			 h.max_channels);
-		return -1;
+		return 1;
 	}
 	/* what both speak: a newer module answers with its own */
 	m->version = h.version < said ? h.version : said;
@@ -275,9 +277,12 @@ static int mdev_attach(struct daemon *d, char *why, size_t len,
 	m->custom = -1;
 	m->epoll = -1;
 	d->mdev = m;
-	if (mdev_hello(d, why, len)) {
+	e = mdev_hello(d, why, len);
+	if (e) {
+		/* another version or a malformed catalogue: refused until the
+		 * module is another; an ioctl that failed: tried again */
 		mdev_close(d);
-		return 1;
+		return e > 0 ? 1 : -EIO;
 	}
 	m->epoll = epoll_create1(EPOLL_CLOEXEC);
 	if (m->epoll < 0 || epoll_ctl(m->epoll, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -347,6 +352,7 @@ static void mdev_retry_tick(struct daemon *d, int64_t now)
 	mdev_log_types(d->mdev);
 	rt->why[0] = '\0';
 	rt->lost = false;
+	rt->attached_at = now;
 }
 
 int daemon_mdev_init(struct daemon *d, char *err, size_t errlen)
@@ -369,6 +375,8 @@ int daemon_mdev_init(struct daemon *d, char *err, size_t errlen)
 	r = mdev_attach(d, why, sizeof(why), &st);
 	if (!r) {
 		mdev_log_types(d->mdev);
+		if (d->mdev_retry)
+			d->mdev_retry->attached_at = daemon_now_ms();
 		return 0;
 	}
 	if (on) {
@@ -506,18 +514,31 @@ static int device_events(struct daemon *d)
  * open it again from the tick. */
 static void mdev_lost(struct daemon *d)
 {
+	struct daemon_mdev_retry *rt = d->mdev_retry;
+	int64_t now = daemon_now_ms();
+
 	mdev_close(d);
-	if (!d->mdev_retry) {
+	if (!rt) {
 		daemon_log("mdev: lost %s; VM path off", MDEV_CTL_PATH);
 		return;
 	}
 	daemon_log("mdev: lost %s; VM path off until it opens again (vgpud "
-		   "tries every %d s)",
+		   "tries every %d s or, when it keeps being lost, less "
+		   "often)",
 		   MDEV_CTL_PATH, MDEV_RETRY_MS / 1000);
-	d->mdev_retry->lost = true;
-	d->mdev_retry->refused = false;
-	d->mdev_retry->why[0] = '\0';
-	d->mdev_retry->at = daemon_now_ms() + MDEV_RETRY_MS;
+	rt->lost = true;
+	rt->refused = false;
+	rt->why[0] = '\0';
+	/* lost again soon after attaching: wait longer each time, so that
+	 * a device that hangs up at once does not fill the log */
+	if (rt->attached_at && now - rt->attached_at < MDEV_RETRY_MAX_MS)
+		rt->backoff_ms =
+			rt->backoff_ms ? rt->backoff_ms * 2 : MDEV_RETRY_MS;
+	else
+		rt->backoff_ms = MDEV_RETRY_MS;
+	if (rt->backoff_ms > MDEV_RETRY_MAX_MS)
+		rt->backoff_ms = MDEV_RETRY_MAX_MS;
+	rt->at = now + rt->backoff_ms;
 }
 
 void daemon_mdev_input(struct daemon *d)

@@ -38,6 +38,7 @@
 #define MDEV_LOG_BURST	      10    /* event log lines per instance ... */
 #define MDEV_LOG_WINDOW_MS    10000 /* ... per window; the rest counted */
 #define MDEV_RETRY_MS	      2000  /* reopening /dev/vgpu-ctl */
+#define MDEV_RETRY_MAX_MS     60000 /* ... when it keeps failing soon after */
 
 /*
  * The log lines a VM can cause (its opens, closes, resets, channels):
@@ -124,6 +125,10 @@ struct daemon_mdev_retry {
 	 * another version): tried again only once the node is another */
 	bool refused;
 	uint64_t node_ino, node_rdev;
+	/* a device lost soon after each attach (under MDEV_RETRY_MAX_MS)
+	 * is tried again later each time, up to MDEV_RETRY_MAX_MS */
+	int64_t attached_at;
+	uint32_t backoff_ms;
 	char why[VGPU_MESSAGE_MAX + 64]; /* the last failure logged */
 };
 
