@@ -281,7 +281,22 @@ static int64_t burst_lead(struct daemon *d, struct daemon_vgpu *v)
 	if (v->part && v->part->last_build_us / 1000 + 1 > resize_ms)
 		resize_ms = v->part->last_build_us / 1000 + 1;
 	return burst_lead_ms(&v->sched->burst, SCHED_BURST_LEAD_MS, drain,
-			     resize_ms);
+			     resize_ms, v->sched->last_busy_ms);
+}
+
+/*
+ * Whether v's next burst is due (its SMs come back now). Latched: once
+ * due it stays due until the burst comes or is no longer expected, even
+ * if the lead shrinks meanwhile (the borrowers' drain estimates change
+ * as they shrink), so the groups are not lent again just before it.
+ */
+static bool burst_due(struct daemon *d, struct daemon_vgpu *v, int64_t now)
+{
+	struct daemon_sched_vgpu *s = v->sched;
+
+	if (burst_expected(&s->burst, now, burst_lead(d, v)))
+		s->due_until = burst_due_end(&s->burst);
+	return now < s->due_until;
 }
 
 uint32_t daemon_sched_collect(struct daemon *d, uint32_t gpu,
@@ -308,10 +323,9 @@ uint32_t daemon_sched_collect(struct daemon *d, uint32_t gpu,
 		pv[k].runnable = runnable(v, v->sched);
 		/* its next burst is due: its SMs come back now, so that the
 		 * burst finds them free of borrowed kernels */
-		v->sched->burst_due =
-			!pv[k].runnable && v->sched->edges &&
-			dynamic(&d->sched->gpu[gpu]) &&
-			burst_expected(&v->sched->burst, now, burst_lead(d, v));
+		v->sched->burst_due = !pv[k].runnable && v->sched->edges &&
+				      dynamic(&d->sched->gpu[gpu]) &&
+				      burst_due(d, v, now);
 		pv[k].runnable |= v->sched->burst_due;
 		if (vs)
 			vs[k] = v;
@@ -405,8 +419,10 @@ void daemon_sched_activity(struct daemon *d, struct daemon_vgpu *v,
 		s->edge_plan = true;
 		burst_busy_edge(&s->burst, now);
 	}
-	if (!a->busy && was)
+	if (!a->busy && was) {
 		s->idle_ms = now;
+		s->last_busy_ms = now - s->busy_ms;
+	}
 	if (was != s->runnable)
 		daemon_sched_kick(d);
 }

@@ -27,17 +27,17 @@
 #include "plan_burst.h"
 #include "plan_policy.h"
 
+/* SCHED_BURST_LEAD_MS: a steady vGPU's SMs come back at least this long
+ * before its next burst (longer when the borrowers take longer to drain:
+ * burst_lead in daemon_sched.c) */
 #define SCHED_DWELL_MS	       100 /* defaults of a GPU's policy */
 #define SCHED_QUANTUM_MS       50
 #define SCHED_RECLAIM_BOUND_MS 20
 #define SCHED_IDLE_MS	       5  /* no work this long: idle */
 #define SCHED_TICK_MS	       20 /* its period, while it matters */
-#define SCHED_BURST_LEAD_MS                                                    \
-	15			   /* SMs back at least this long before       \
-				    * a burst (more when the borrowers         \
-				    * take longer to drain: burst_lead) */
-#define SCHED_CREATE_WAIT_MS 10000 /* a create waits for lent SMs */
-#define SCHED_HOLD_MAX_MS    5000  /* a hold not renewed ends then */
+#define SCHED_BURST_LEAD_MS    15
+#define SCHED_CREATE_WAIT_MS   10000 /* a create waits for lent SMs */
+#define SCHED_HOLD_MAX_MS      5000  /* a hold not renewed ends then */
 
 /* One vGPU's policy and the scheduler's view of it (v->sched). */
 struct daemon_sched_vgpu {
@@ -74,7 +74,9 @@ struct daemon_sched_vgpu {
 	/* its busy edges: a steady period lets its SMs come back ahead of
 	 * its next burst (plan_burst.h) */
 	struct plan_burst burst;
-	bool burst_due; /* at the last plan */
+	bool burst_due;	      /* at the last plan */
+	int64_t due_until;    /* due until then, once due (latched) */
+	int64_t last_busy_ms; /* how long its last burst was busy */
 };
 
 /* A create waiting for lent SMs to come back. */

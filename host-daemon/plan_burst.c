@@ -60,16 +60,24 @@ int64_t burst_next_lead(const struct plan_burst *b, int64_t now_ms,
 }
 
 int64_t burst_lead_ms(const struct plan_burst *b, int64_t min_ms,
-		      uint32_t drain_ms, uint32_t resize_ms)
+		      uint32_t drain_ms, uint32_t resize_ms, int64_t busy_ms)
 {
 	int64_t p = burst_period(b);
 	int64_t lead = (int64_t)drain_ms + 2 * (int64_t)resize_ms;
+	int64_t gap = busy_ms > 0 && busy_ms < p ? p - busy_ms : p;
 
 	if (!p)
 		return 0;
 	if (lead < min_ms)
 		lead = min_ms;
-	if (lead > p / 2)
-		lead = p / 2;
+	if (lead > gap / 2)
+		lead = gap / 2;
 	return lead;
+}
+
+int64_t burst_due_end(const struct plan_burst *b)
+{
+	int64_t p = burst_period(b);
+
+	return p ? b->edge[b->n - 1] + p + p / 4 : 0;
 }

@@ -51,10 +51,16 @@ int64_t burst_next_lead(const struct plan_burst *b, int64_t now_ms,
  * How far ahead of a burst the SMs should come back: the borrowers'
  * longest drain estimate (their kernels on the GPU must end before the
  * groups are free) plus the two resizes of a reclaim (resize_ms), at
- * least min_ms, and at most half the period (so that something is still
- * lent between bursts). 0 when there is no steady period.
+ * least min_ms, and at most half the idle gap between bursts (the period
+ * less busy_ms, the last burst's length, when known and shorter; else
+ * half the period), so that something is still lent between bursts. 0
+ * when there is no steady period.
  */
 int64_t burst_lead_ms(const struct plan_burst *b, int64_t min_ms,
-		      uint32_t drain_ms, uint32_t resize_ms);
+		      uint32_t drain_ms, uint32_t resize_ms, int64_t busy_ms);
+
+/* When the burst expected next stops being expected (see
+ * burst_expected: a quarter period after it is due), or 0. */
+int64_t burst_due_end(const struct plan_burst *b);
 
 #endif /* VGPU_PLAN_BURST_H */

@@ -123,11 +123,18 @@ static void the_lead_covers_the_drain_within_bounds(void **state)
 	struct plan_burst b = {0};
 
 	(void)state;
-	assert_int_equal(burst_lead_ms(&b, 15, 30, 3), 0);
+	assert_int_equal(burst_lead_ms(&b, 15, 30, 3, 0), 0);
 	edges(&b, at, 3);
-	assert_int_equal(burst_lead_ms(&b, 15, 0, 0), 15);    /* floor */
-	assert_int_equal(burst_lead_ms(&b, 15, 30, 3), 36);   /* drain */
-	assert_int_equal(burst_lead_ms(&b, 15, 500, 3), 100); /* p / 2 */
+	assert_int_equal(burst_lead_ms(&b, 15, 0, 0, 0), 15);	 /* floor */
+	assert_int_equal(burst_lead_ms(&b, 15, 30, 3, 0), 36);	 /* drain */
+	assert_int_equal(burst_lead_ms(&b, 15, 500, 3, 0), 100); /* p / 2 */
+	/* busy 120 of 200 ms: half the 80 ms gap at most */
+	assert_int_equal(burst_lead_ms(&b, 15, 500, 3, 120), 40);
+	assert_int_equal(burst_lead_ms(&b, 15, 30, 3, 120), 36);
+	/* a burst as long as the period: no gap known, half the period */
+	assert_int_equal(burst_lead_ms(&b, 15, 500, 3, 250), 100);
+	/* expected until a quarter period after it is due */
+	assert_int_equal(burst_due_end(&b), T0 + 650);
 	/* a 36 ms lead: expected from 564 on, not at 563 */
 	assert_false(burst_expected(&b, T0 + 563, 36));
 	assert_true(burst_expected(&b, T0 + 564, 36));
