@@ -1796,16 +1796,7 @@ static int cuda_resize(struct backend *b, const uint32_t *groups,
 		return CUDA_ERROR_NOT_READY;
 	}
 	t0 = cuda_now_ns();
-	p.sl = cuda_cache_take(b, b->dev, cuda_groups_mask(groups, ngroups));
-	if (p.sl) {
-		rc = CUDA_SUCCESS; /* built for this group set before */
-	} else if (!(p.sl = calloc(1, sizeof(*p.sl)))) {
-		snprintf(err, errlen, "cuda: out of memory");
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	} else {
-		rc = cuda_slice_build(b, b->dev, groups, ngroups, p.sl, err,
-				      errlen);
-	}
+	rc = cuda_slice_get(b, b->dev, groups, ngroups, &p.sl, err, errlen);
 	if (rc == CUDA_SUCCESS) {
 		pthread_mutex_lock(&b->lock);
 		n = cuda_stream_count(b);
@@ -1925,7 +1916,7 @@ static int cuda_resize_reclaim(struct backend *b)
 	uint32_t left = 0, before;
 	int ready;
 
-	cuda_move_reclaim(b);  /* a migration's staging */
+	cuda_move_reclaim(b); /* a migration's staging */
 	while ((r = *pp)) {
 		api_lock(b);
 		for (;;) {

@@ -24,20 +24,24 @@
  * CUDA_SLICE_CACHE_MAX; 0 turns the cache off). The oldest goes first.
  * Main thread only (resize and reclaim), like b->retired.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend_cuda_int.h"
 
-/* The group set as a mask (groups are below VGPU_MAX_SM_GROUPS = 64). */
+/* The group set as a mask; 0 (not kept) when a group index does not
+ * fit (the leftover slice of a GPU with 64 groups). */
 uint64_t cuda_groups_mask(const uint32_t *groups, uint32_t ngroups)
 {
 	uint64_t mask = 0;
 	uint32_t i;
 
-	for (i = 0; i < ngroups; i++)
-		if (groups[i] < 64)
-			mask |= 1ull << groups[i];
+	for (i = 0; i < ngroups; i++) {
+		if (groups[i] >= 64)
+			return 0;
+		mask |= 1ull << groups[i];
+	}
 	return mask;
 }
 
@@ -63,7 +67,7 @@ struct cuda_slice *cuda_cache_take(struct backend *b, CUdevice dev,
 {
 	uint32_t i;
 
-	for (i = 0; i < b->ncache; i++) {
+	for (i = 0; mask && i < b->ncache; i++) {
 		struct cuda_slice *sl = b->cache[i];
 
 		if (sl->dev != dev || sl->mask != mask)
@@ -109,10 +113,11 @@ void cuda_cache_put(struct backend *b, struct cuda_slice *sl)
 	sl->next = NULL;
 	sl->events = 0;
 	sl->users = 0;
-	/* one per group set: an older copy goes */
+	/* one per group set, and one on any GPU but the vGPU's own (it
+	 * only saves a move back there): an older one goes */
 	for (i = 0; i < b->ncache; i++)
 		if (b->cache[i]->dev == sl->dev &&
-		    b->cache[i]->mask == sl->mask)
+		    (b->cache[i]->mask == sl->mask || sl->dev != b->dev))
 			break;
 	if (i == b->ncache && b->ncache == b->cache_max)
 		i = 0;
@@ -125,9 +130,49 @@ void cuda_cache_put(struct backend *b, struct cuda_slice *sl)
 	b->cache[b->ncache++] = sl;
 }
 
-/* Destroy every kept context (close). */
+/* Destroy every kept context (close, or a build that failed: perhaps
+ * for want of what they hold). */
 void cuda_cache_drop(struct backend *b)
 {
 	while (b->ncache)
 		cuda_slice_free(b, b->cache[--b->ncache]);
+}
+
+/* A new slice, built; NULL with a sentence in err. */
+static struct cuda_slice *slice_new(struct backend *b, CUdevice dev,
+				    const uint32_t *groups, uint32_t ngroups,
+				    int *rc, char *err, size_t errlen)
+{
+	struct cuda_slice *sl = calloc(1, sizeof(*sl));
+
+	if (!sl) {
+		snprintf(err, errlen, "cuda: out of memory");
+		*rc = CUDA_ERROR_OUT_OF_MEMORY;
+		return NULL;
+	}
+	*rc = cuda_slice_build(b, dev, groups, ngroups, sl, err, errlen);
+	if (*rc) {
+		cuda_slice_free(b, sl);
+		return NULL;
+	}
+	return sl;
+}
+
+int cuda_slice_get(struct backend *b, CUdevice dev, const uint32_t *groups,
+		   uint32_t ngroups, struct cuda_slice **out, char *err,
+		   size_t errlen)
+{
+	int rc;
+
+	*out = cuda_cache_take(b, dev, cuda_groups_mask(groups, ngroups));
+	if (*out)
+		return CUDA_SUCCESS;
+	*out = slice_new(b, dev, groups, ngroups, &rc, err, errlen);
+	if (!*out && b->ncache) {
+		/* the kept contexts hold device memory and MPS client
+		 * contexts: without them it may work */
+		cuda_cache_drop(b);
+		*out = slice_new(b, dev, groups, ngroups, &rc, err, errlen);
+	}
+	return *out ? CUDA_SUCCESS : rc;
 }

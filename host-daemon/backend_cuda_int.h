@@ -207,6 +207,12 @@ struct cuda_slice *cuda_cache_take(struct backend *b, CUdevice dev,
 void cuda_cache_put(struct backend *b, struct cuda_slice *sl);
 /* Destroy every kept context. */
 void cuda_cache_drop(struct backend *b);
+/* The slice over groups of dev: a kept one, else a new one (built again
+ * without the kept ones if that fails). 0, or a CUresult with a
+ * sentence in err and *out NULL. */
+int cuda_slice_get(struct backend *b, CUdevice dev, const uint32_t *groups,
+		   uint32_t ngroups, struct cuda_slice **out, char *err,
+		   size_t errlen);
 
 /* ---- backend_cuda_move.c ---- */
 

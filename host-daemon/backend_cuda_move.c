@@ -124,7 +124,9 @@ struct backend_move {
 	struct move_event *pevents;
 	uint32_t npevents;
 	uint64_t prepare_ns;
-	uint64_t slice_ns, create_ns, access_ns; /* parts of prepare_ns */
+	uint64_t create_ns, access_ns; /* memory made, access set (so far) */
+	/* parts of prepare_ns: the context, and the two above by its end */
+	uint64_t slice_ns, prep_create_ns, prep_access_ns;
 };
 
 static uint64_t now_ns(void)
@@ -625,18 +627,9 @@ int cuda_migrate_prepare(struct backend *b, uint32_t gpu,
 	memcpy(m->uuid, uuid.bytes, sizeof(m->uuid));
 	/* a context kept from an earlier stay there (backend_cuda_cache.c),
 	 * else a new one */
-	m->sl = cuda_cache_take(b, m->dev, cuda_groups_mask(groups, ngroups));
-	if (!m->sl) {
-		if (!(m->sl = calloc(1, sizeof(*m->sl)))) {
-			snprintf(err, errlen, "cuda: out of memory");
-			rc = CUDA_ERROR_OUT_OF_MEMORY;
-			goto fail;
-		}
-		rc = cuda_slice_build(b, m->dev, groups, ngroups, m->sl, err,
-				      errlen);
-		if (rc)
-			goto fail;
-	}
+	rc = cuda_slice_get(b, m->dev, groups, ngroups, &m->sl, err, errlen);
+	if (rc)
+		goto fail;
 	warm_kernels(b, m);
 	m->slice_ns = now_ns() - t0;
 	prepare_objects(b, m);
@@ -645,6 +638,8 @@ int cuda_migrate_prepare(struct backend *b, uint32_t gpu,
 	if (m->cross && m->peer)
 		prepare_copy_streams(b, m);
 	m->prepare_ns = now_ns() - t0;
+	m->prep_create_ns = m->create_ns; /* commit may add its own */
+	m->prep_access_ns = m->access_ns;
 	*out = m;
 	return CUDA_SUCCESS;
 fail:
@@ -1266,8 +1261,8 @@ int cuda_migrate_commit(struct backend *b, struct backend_move *m,
 	out->bytes = bytes;
 	out->prepare_ns = m->prepare_ns;
 	out->prepare_slice_ns = m->slice_ns;
-	out->prepare_create_ns = m->create_ns;
-	out->prepare_access_ns = m->access_ns;
+	out->prepare_create_ns = m->prep_create_ns;
+	out->prepare_access_ns = m->prep_access_ns;
 	out->copy_ns = t2 - t1;
 	out->remap_ns = t4 - t3;
 	out->switch_ns = (t3 - t2) + (now_ns() - t4);

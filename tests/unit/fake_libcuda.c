@@ -280,8 +280,13 @@ CUresult CUDAAPI cuDevResourceGenerateDesc(CUdevResourceDesc *phDesc,
 CUresult CUDAAPI cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc desc,
 				  CUdevice dev, unsigned int flags)
 {
-	struct fctx *c = calloc(1, sizeof(*c));
+	const char *max = getenv("FAKE_CUDA_MAX_GREENS");
+	struct fctx *c;
 
+	/* a device that holds only so many contexts (memory, MPS) */
+	if (max && st.greens_live >= strtoull(max, NULL, 10))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c = calloc(1, sizeof(*c));
 	if (!c)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	c->dev = dev;

@@ -413,6 +413,22 @@ static void cuda_move_back_takes_the_context_left_there(void **state)
 	no_breach();
 }
 
+/* A build that fails while contexts are kept is tried again without
+ * them (they may be what the device lacks room for). */
+static void cuda_resize_drops_kept_contexts_when_short(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(resize_to(f, 2, 3), 1);
+	assert_int_equal(resize_to(f, 4, 5),
+			 1); /* live: {4,5}, kept: {1}, {2,3} */
+	setenv("FAKE_CUDA_MAX_GREENS", "3", 1);
+	assert_int_equal(resize_to(f, 6, 7), 1); /* failed once, then built */
+	unsetenv("FAKE_CUDA_MAX_GREENS");
+	assert_int_equal(resize_to(f, 2, 3), 1); /* it was dropped */
+	no_breach();
+}
+
 static void cuda_resize_without_cache_builds_each_time(void **state)
 {
 	struct fixture *f = *state;
@@ -448,6 +464,9 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			cuda_move_back_takes_the_context_left_there, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			cuda_resize_drops_kept_contexts_when_short, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			cuda_resize_without_cache_builds_each_time,
