@@ -41,7 +41,7 @@
 #define N	      1024
 #define MAX_OPS	      100000
 #define ADMIN_WAIT_MS 30000
-#define RTT_SAMPLES   200
+#define RTT_SAMPLES   20 /* vgpud logs each refusal: a few */
 
 struct resizer {
 	const char *run_dir, *name;
@@ -271,7 +271,10 @@ int main(int argc, char **argv)
 	print_stats("resize_ms", r.resize_ms, r.nresize, 1, extra);
 	snprintf(extra, sizeof(extra), " count %d", r.nmove);
 	print_stats("move_ms", r.move_ms, r.nmove, 1, extra);
-	print_stats("admin_rtt_ms", r.rtt_ms, r.nrtt, 1, NULL);
+	if (r.nrtt)
+		print_stats("admin_rtt_ms", r.rtt_ms, r.nrtt, 1, NULL);
+	else
+		printf("admin_rtt_ms none\n");
 	print_stats("switch_us", r.switch_us, r.nswitch, 1, NULL);
 	print_stats("build_ms", r.build_ms, r.nswitch, 1, NULL);
 	printf("waits %d of %d\n", r.waits, r.nswitch);

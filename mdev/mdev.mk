@@ -52,10 +52,10 @@ modules_install: mdev-module
 			"install kmod, or DEPMOD=...)" >&2; exit 1; \
 	fi && \
 	key=$$(sed -n 's/^CONFIG_MODULE_SIG_KEY="\(.*\)"$$/\1/p' \
-		"$$KDIR/.config" 2>/dev/null) && \
+		"$$KDIR/.config" 2>/dev/null || true) && \
 	case "$$key" in /*) ;; *) key=$$KDIR/$$key ;; esac && \
 	nosig= && \
-	if [ ! -r "$$key" ]; then \
+	if [ -z "$$key" ] || [ ! -f "$$key" ]; then \
 		nosig=CONFIG_MODULE_SIG_ALL=; \
 		echo "modules_install: no signing key in $$KDIR: the module" \
 			"is not signed"; \

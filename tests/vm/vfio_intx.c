@@ -97,7 +97,9 @@ static void intx_ring(struct vfio_dev *d, struct vfio_ring *r, int efd)
 	uint32_t st;
 	int got;
 
-	usleep(100000); /* the open's own interrupt has come */
+	/* the open's own interrupt, if it is still to come (a slow TCG
+	 * guest): waited for, not slept past */
+	wait_eventfd(efd, 2000);
 	irq_clear(d, efd);
 	tap(intx_mask(d, 0) == 0 && wait_eventfd(efd, 300) == 0,
 	    "INTx: UNMASK with IRQ_STATUS clear raises nothing");
