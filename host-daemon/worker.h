@@ -54,6 +54,9 @@
 #define WORKER_OWNER_RECOVERED 0xffffffffu
 /* Library images kept for state files, per vGPU (worker_state.h) */
 #define WORKER_IMAGE_TOTAL_MAX (1ull << 30)
+/* Host regions of all clients of a vGPU together: a client may pin
+ * VGPU_HOST_REGIONS_MAX_BYTES, but 64 clients must not pin 64 times that */
+#define WORKER_REGIONS_TOTAL_MAX (2 * VGPU_HOST_REGIONS_MAX_BYTES)
 
 struct worker_client;
 struct worker_watchdog;
@@ -123,6 +126,10 @@ struct worker {
 				 save points */
 	uint32_t dirty_shift; /* log2 of the granule */
 	uint64_t image_bytes; /* library images kept (atomic) */
+	/* host regions of all clients, bytes (atomic): reserved before a
+	 * region is made, given back when it goes (worker_exec.c) */
+	uint64_t region_total;
+	uint64_t region_total_max; /* 0: WORKER_REGIONS_TOTAL_MAX */
 };
 
 /*
@@ -242,6 +249,11 @@ int worker_session_init(struct worker_session *s, struct worker *w,
  * libraries, host regions, allocations. Touches nothing of other clients.
  * s->sock is the caller's (not closed). */
 void worker_session_fini(struct worker_session *s);
+
+/* The per-vGPU cap on host regions: WORKER_REGIONS_TOTAL_MAX, or lower
+ * for tests with VGPU_SIM_REGIONS_TOTAL_MAX (bytes, K/M/G suffix; vgpud
+ * passes VGPU_SIM_* on to its workers). Logs a lowered cap. */
+void worker_regions_cap_init(struct worker *w);
 
 /* True for the CUDA errors after which the context is unusable. */
 int worker_error_is_fatal(int rc);

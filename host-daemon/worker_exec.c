@@ -18,6 +18,7 @@
 #include <cuda.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1074,8 +1075,68 @@ static int exec_event_create(struct worker_session *s, uint32_t flags,
 	return CUDA_SUCCESS;
 }
 
+void worker_regions_cap_init(struct worker *w)
+{
+	const char *v = getenv("VGPU_SIM_REGIONS_TOTAL_MAX");
+	unsigned long long n;
+	char *end;
+
+	w->region_total_max = 0;
+	if (!v || !*v)
+		return;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (*end == 'K' || *end == 'M' || *end == 'G') {
+		int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
+
+		n = n > (ULLONG_MAX >> shift) ? ULLONG_MAX : n << shift;
+		end++;
+	}
+	if (errno || end == v || *end || !n || n > WORKER_REGIONS_TOTAL_MAX) {
+		worker_log(w,
+			   "VGPU_SIM_REGIONS_TOTAL_MAX '%s' ignored (bytes, "
+			   "1 .. %llu)",
+			   v, (unsigned long long)WORKER_REGIONS_TOTAL_MAX);
+		return;
+	}
+	w->region_total_max = n;
+	worker_log(w, "host regions capped at %llu bytes per vGPU (test)", n);
+}
+
+static uint64_t regions_cap(const struct worker *w)
+{
+	return w->region_total_max ? w->region_total_max
+				   : WORKER_REGIONS_TOTAL_MAX;
+}
+
+/*
+ * Reserve size bytes of the vGPU's region budget, atomically: clients'
+ * threads create regions at the same time, so the check and the
+ * addition must be one step (validation, which runs earlier, cannot hold
+ * the budget). -1 when the regions of all clients would exceed the cap.
+ */
+static int region_reserve(struct worker *w, uint64_t size)
+{
+	uint64_t cap = regions_cap(w);
+	uint64_t cur = __atomic_load_n(&w->region_total, __ATOMIC_ACQUIRE);
+
+	do {
+		if (size > cap || cur > cap - size)
+			return -1;
+	} while (!__atomic_compare_exchange_n(&w->region_total, &cur,
+					      cur + size, 0, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	return 0;
+}
+
+static void region_unreserve(struct worker *w, uint64_t size)
+{
+	__atomic_fetch_sub(&w->region_total, size, __ATOMIC_ACQ_REL);
+}
+
 /* Unpin (before unmapping: the driver must not keep a stale pinning),
- * unmap and free a region that is out of the table. */
+ * unmap and free a region that is out of the table; its bytes go back
+ * to the client's and the vGPU's budgets. */
 static void region_free(struct worker_session *s, struct worker_region *r)
 {
 	struct worker *w = s->w;
@@ -1088,6 +1149,7 @@ static void region_free(struct worker_session *s, struct worker_region *r)
 	madvise(r->base, r->size, MADV_REMOVE);
 	munmap(r->base, r->size);
 	s->region_bytes -= r->size;
+	region_unreserve(w, r->size);
 	free(r);
 }
 
@@ -1129,7 +1191,8 @@ static int region_send(int sock, const struct vgpu_region_msg *m, int fd)
  * HOST_REGION_CREATE: a sealed memfd of op->bytes, mapped here, pinned
  * when the backend can, and passed to the client before the completion.
  * On any failure everything is undone and the client gets
- * CUDA_ERROR_OUT_OF_MEMORY.
+ * CUDA_ERROR_OUT_OF_MEMORY; so does a region over the vGPU's cap (the
+ * client library then hands out plain memory instead).
  */
 static int exec_region_create(struct worker_session *s, uint64_t size,
 			      uint64_t *res)
@@ -1138,11 +1201,26 @@ static int exec_region_create(struct worker_session *s, uint64_t size,
 	struct vgpu_region_msg m;
 	struct worker_region *r;
 	uint32_t h;
-	int fd, rc;
+	int fd = -1, rc;
 
-	r = calloc(1, sizeof(*r));
-	if (!r)
+	if (region_reserve(w, size)) {
+		if (s->nlogged < WORKER_LOG_REJECTS) {
+			s->nlogged++;
+			worker_log(w,
+				   "client %u: host region of %llu bytes "
+				   "refused: the vGPU's host regions would "
+				   "exceed their cap of %llu bytes "
+				   "(WORKER_REGIONS_TOTAL_MAX)",
+				   s->owner, (unsigned long long)size,
+				   (unsigned long long)regions_cap(w));
+		}
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		region_unreserve(w, size);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	fd = memfd_create("vgpu-region", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		goto fail_log;
@@ -1200,6 +1278,7 @@ fail_log:
 	if (fd >= 0)
 		close(fd);
 	free(r);
+	region_unreserve(w, size);
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 

@@ -438,6 +438,7 @@ static int worker_bring_up(struct worker *w, char *err, size_t len)
 	w->info.name[sizeof(w->info.name) - 1] = 0;
 	w->info.gpu_name[sizeof(w->info.gpu_name) - 1] = 0;
 	w->info.vgpu_name[sizeof(w->info.vgpu_name) - 1] = 0;
+	worker_regions_cap_init(w);
 	rc = worker_watchdog_start(w);
 	if (!rc) {
 		rc = worker_gate_init(w);

@@ -409,6 +409,7 @@ static void fx_free(struct fx *f)
 	assert_int_equal(st.streams, 0);
 	assert_int_equal(st.events, 0);
 	assert_int_equal(st.libraries, 0);
+	assert_int_equal(f->w.region_total, 0); /* every region gave back */
 	suballoc_destroy(&f->w.mem);
 	pthread_rwlock_destroy(&f->w.mem_lock);
 	pthread_mutex_destroy(&f->w.clients_lock);
@@ -1714,6 +1715,52 @@ static void regions_belong_to_their_client(void **state)
 	fx_free(f);
 }
 
+/*
+ * The vGPU's cap on all clients' regions together (lowered here to three
+ * pages): reserved at creation, whichever client asks, and given back
+ * when a region is destroyed or its session ends.
+ */
+static void regions_are_capped_per_vgpu(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct worker_session *s2 = calloc(1, sizeof(*s2));
+	static uint8_t data2[DATA_SIZE];
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), r[2];
+	uint32_t mine;
+	int peer, peer2;
+
+	f->w.region_total_max = 3 * page;
+	give_socket(&f->s, &peer);
+	assert_int_equal(worker_session_init(s2, &f->w, 2, data2, DATA_SIZE),
+			 0);
+	give_socket(s2, &peer2);
+	mine = region_create(&f->s, peer, 2 * page);
+	assert_int_equal(f->w.region_total, 2 * page);
+	/* the other client's two pages do not fit, one does */
+	assert_int_equal(run(s2, region_create_sqe(2 * page), r),
+			 CUDA_ERROR_OUT_OF_MEMORY);
+	assert_int_equal(f->w.region_total, 2 * page);
+	region_create(s2, peer2, page);
+	assert_int_equal(f->w.region_total, 3 * page);
+	assert_int_equal(run(&f->s, region_create_sqe(1), r),
+			 CUDA_ERROR_OUT_OF_MEMORY);
+	{
+		struct vgpu_sqe q = sqe(VGPU_OP_HOST_REGION_DESTROY);
+
+		q.handle = mine;
+		assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	}
+	assert_int_equal(f->w.region_total, page);
+	region_create(s2, peer2, 2 * page);
+	assert_int_equal(f->w.region_total, 3 * page);
+	worker_session_fini(s2); /* its regions go with it */
+	assert_int_equal(f->w.region_total, 0);
+	close_socket(s2, peer2);
+	free(s2);
+	close_socket(&f->s, peer);
+	fx_free(f);
+}
+
 static void
 region_create_fails_cleanly_when_the_client_does_not_read(void **state)
 {
@@ -1897,6 +1944,7 @@ int main(void)
 		cmocka_unit_test(region_create_passes_one_sealed_memfd),
 		cmocka_unit_test(region_copies_use_the_region_in_one_call),
 		cmocka_unit_test(regions_belong_to_their_client),
+		cmocka_unit_test(regions_are_capped_per_vgpu),
 		cmocka_unit_test(
 			region_create_fails_cleanly_when_the_client_does_not_read),
 		cmocka_unit_test(
