@@ -29,7 +29,9 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/cuda_launch.c \
 	guest-driver/lib/cuda_memory.c \
 	guest-driver/lib/cuda_module.c \
+	guest-driver/lib/cuda_pointer.c \
 	guest-driver/lib/cuda_proc.c \
+	guest-driver/lib/cuda_reset.c \
 	guest-driver/lib/cuda_stream.c
 
 CLIENT_LIB_OBJS := $(CLIENT_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -62,11 +64,17 @@ client-error-table:
 CUDART_LIB_SRCS := \
 	guest-driver/lib/cudart_callcfg.c \
 	guest-driver/lib/cudart_device.c \
+	guest-driver/lib/cudart_entry.c \
 	guest-driver/lib/cudart_error.c \
 	guest-driver/lib/cudart_error_table.c \
+	guest-driver/lib/cudart_hints.c \
 	guest-driver/lib/cudart_launch.c \
+	guest-driver/lib/cudart_launch_ex.c \
 	guest-driver/lib/cudart_memory.c \
+	guest-driver/lib/cudart_memory_2d.c \
 	guest-driver/lib/cudart_module.c \
+	guest-driver/lib/cudart_pointer.c \
+	guest-driver/lib/cudart_ptsz.c \
 	guest-driver/lib/cudart_registry.c \
 	guest-driver/lib/cudart_stream.c \
 	guest-driver/lib/cudart_unsupported.c
@@ -78,13 +86,31 @@ $(CUDART_LIB_OBJS): $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(CLIENT_LIB_CFLAGS) -c -o $@ $<
 
-$(BUILD)/lib/libcudart.so.13: $(CUDART_LIB_OBJS) $(CUDART_MAP) \
-			      $(BUILD)/lib/libcuda.so
+# Every other function NVIDIA's runtime exports, as a stub that fails with
+# cudaErrorNotSupported and says so (gen_cudart_stubs.py reads NVIDIA's
+# export list and the runtime headers at build time; nothing is committed).
+CUDART_STUBS_SRC := $(BUILD)/gen/guest-driver/cudart_stubs.c
+CUDART_STUBS_OBJ := $(BUILD)/obj/gen/guest-driver/cudart_stubs.o
+
+$(CUDART_STUBS_SRC): guest-driver/lib/gen_cudart_stubs.py $(CUDART_LIB_OBJS) \
+		     $(CUDA_HOME)/lib64/libcudart.so.13
+	@mkdir -p $(@D)
+	guest-driver/lib/gen_cudart_stubs.py $(CUDA_HOME) $(CUDART_LIB_OBJS) \
+		> $@.tmp
+	mv $@.tmp $@
+
+$(CUDART_STUBS_OBJ): $(CUDART_STUBS_SRC)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Iguest-driver/lib $(CFLAGS) $(CLIENT_LIB_CFLAGS) \
+		-c -o $@ $<
+
+$(BUILD)/lib/libcudart.so.13: $(CUDART_LIB_OBJS) $(CUDART_STUBS_OBJ) \
+			      $(CUDART_MAP) $(BUILD)/lib/libcuda.so
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libcudart.so.13 -Wl,--no-undefined \
 		-Wl,--version-script=$(CUDART_MAP) $(LDFLAGS) \
-		-o $@ $(CUDART_LIB_OBJS) -L$(BUILD)/lib -lcuda \
-		-Wl,-rpath,'$$ORIGIN' -pthread
+		-o $@ $(CUDART_LIB_OBJS) $(CUDART_STUBS_OBJ) -L$(BUILD)/lib \
+		-lcuda -Wl,-rpath,'$$ORIGIN' -pthread
 
 $(BUILD)/lib/libcudart.so: $(BUILD)/lib/libcudart.so.13
 	ln -sf libcudart.so.13 $@

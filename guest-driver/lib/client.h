@@ -70,6 +70,12 @@ CUresult client_ctx_require(struct client *c);
  * CUDA_ERROR_INVALID_HANDLE. Defined in cuda_stream.c. */
 CUresult client_stream_handle(struct client *c, CUstream s, uint32_t *h);
 
+/* Destroys every stream, event, library, device allocation and host
+ * buffer of the process (cuDevicePrimaryCtxReset); a context must be
+ * current. The first error, the rest destroyed anyway. Defined in
+ * cuda_reset.c. */
+CUresult client_reset(struct client *c);
+
 /* A worker handle from a completion's r0: 1 .. UINT32_MAX. */
 static inline int client_handle_ok(uint64_t r0)
 {

@@ -104,3 +104,23 @@ int client_alloc_find(struct client_alloc_table *t, uint64_t ptr,
 	pthread_mutex_unlock(&t->lock);
 	return found;
 }
+
+long client_alloc_snapshot(struct client_alloc_table *t,
+			   struct client_alloc **out)
+{
+	struct client_alloc *v = NULL;
+	long n;
+
+	pthread_mutex_lock(&t->lock);
+	n = (long)t->n;
+	if (n) {
+		v = malloc(t->n * sizeof(*v));
+		if (v)
+			memcpy(v, t->v, t->n * sizeof(*v));
+		else
+			n = -1;
+	}
+	pthread_mutex_unlock(&t->lock);
+	*out = v;
+	return n;
+}

@@ -33,5 +33,9 @@ int client_alloc_remove(struct client_alloc_table *t, uint64_t base);
 /* True (and *out set, if given) when ptr lies inside an allocation. */
 int client_alloc_find(struct client_alloc_table *t, uint64_t ptr,
 		      struct client_alloc *out);
+/* A copy of every allocation at this moment (*out, the caller frees it;
+ * NULL when there are none): the count, or -1 without memory. */
+long client_alloc_snapshot(struct client_alloc_table *t,
+			   struct client_alloc **out);
 
 #endif /* VGPU_CLIENT_ALLOC_TABLE_H */

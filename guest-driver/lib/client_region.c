@@ -128,6 +128,26 @@ int client_region_find(struct client_region_table *t, uint64_t ptr,
 	return found;
 }
 
+long client_region_snapshot(struct client_region_table *t,
+			    struct client_region **out)
+{
+	struct client_region *v = NULL;
+	long n;
+
+	pthread_mutex_lock(&t->lock);
+	n = (long)t->n;
+	if (n) {
+		v = malloc(t->n * sizeof(*v));
+		if (v)
+			memcpy(v, t->v, t->n * sizeof(*v));
+		else
+			n = -1;
+	}
+	pthread_mutex_unlock(&t->lock);
+	*out = v;
+	return n;
+}
+
 /* ---- creation ------------------------------------------------------- */
 
 static void close_fds(const int *fds, int n)

@@ -50,6 +50,10 @@ int client_region_remove(struct client_region_table *t, uint64_t base,
  */
 int client_region_find(struct client_region_table *t, uint64_t ptr,
 		       uint64_t len, struct client_region *out);
+/* A copy of every buffer at this moment (*out, the caller frees it; NULL
+ * when there are none): the count, or -1 without memory. */
+long client_region_snapshot(struct client_region_table *t,
+			    struct client_region **out);
 
 /*
  * Creates a region of at least bytes on the worker, receives its memfd

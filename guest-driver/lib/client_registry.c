@@ -152,3 +152,30 @@ void client_obj_put(struct client_registry *reg, struct client_obj *o)
 	if (left == 0)
 		o->release(o);
 }
+
+long client_registry_handles(struct client_registry *reg, uint32_t type,
+			     void ***out)
+{
+	void **v = NULL;
+	long n = 0;
+
+	*out = NULL;
+	pthread_mutex_lock(&reg->lock);
+	for (size_t i = 0; i < reg->cap; i++)
+		if (reg->slots[i] && reg->slots[i]->type == type)
+			n++;
+	if (n) {
+		v = malloc((size_t)n * sizeof(*v));
+		if (!v) {
+			pthread_mutex_unlock(&reg->lock);
+			return -1;
+		}
+		n = 0;
+		for (size_t i = 0; i < reg->cap; i++)
+			if (reg->slots[i] && reg->slots[i]->type == type)
+				v[n++] = reg->slots[i];
+	}
+	pthread_mutex_unlock(&reg->lock);
+	*out = v;
+	return n;
+}

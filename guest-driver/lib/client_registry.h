@@ -57,4 +57,13 @@ struct client_obj *client_registry_take(struct client_registry *reg,
 
 void client_obj_put(struct client_registry *reg, struct client_obj *o);
 
+/*
+ * The handles of every live object of type, at this moment, in a new
+ * array (*out, the caller frees it; NULL when there are none): for
+ * cuDevicePrimaryCtxReset, which destroys them one by one through the
+ * ordinary calls. The count, or -1 without memory.
+ */
+long client_registry_handles(struct client_registry *reg, uint32_t type,
+			     void ***out);
+
 #endif /* VGPU_CLIENT_REGISTRY_H */

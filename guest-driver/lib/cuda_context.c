@@ -7,8 +7,9 @@
  * the one worker, and handles (streams, events, modules) made in one
  * context work in every other. cuCtxDestroy waits for the vGPU's work and
  * drops the context; it does not free the resources made in it, which
- * the worker frees when the process disconnects. Likewise
- * cuDevicePrimaryCtxReset waits for the work and resets the retain count.
+ * the worker frees when the process disconnects. cuDevicePrimaryCtxReset
+ * waits for the work and destroys every resource of the process
+ * (cuda_reset.c).
  */
 #include <stdlib.h>
 
@@ -340,17 +341,35 @@ VGPU_API CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
 	return err;
 }
 
+/*
+ * Waits for the vGPU, then destroys every resource of the process
+ * (client_reset: the contexts share them) with the primary context
+ * current for the duration, and leaves the primary context inactive
+ * (retain count 0) but valid: a thread that has it current keeps using
+ * it, as after a reset in CUDA. An error of earlier work is returned and
+ * the reset done anyway; a dead worker's error is returned as it is.
+ */
 VGPU_API CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
 {
+	struct client_ctx *primary;
 	struct client *c;
-	CUresult err = primary_enter(dev, &c);
+	CUresult err = primary_enter(dev, &c), res;
 
 	if (err != CUDA_SUCCESS)
 		return err;
 	err = ctx_sync(c);
+	if (client_ring_dead(&c->ring))
+		return err;
 	pthread_mutex_lock(&c->primary_lock);
+	primary = c->primary;
 	c->primary_refs = 0;
 	pthread_mutex_unlock(&c->primary_lock);
+	if (primary && ctx_push((CUcontext)primary) == CUDA_SUCCESS) {
+		res = client_reset(c);
+		ctx_stack.n--;
+		if (err == CUDA_SUCCESS)
+			err = res;
+	}
 	return err;
 }
 

@@ -16,7 +16,9 @@
  * worker even in their Async forms (CUDA allows a copy from or to
  * page-locked memory to complete before the call returns). A worker
  * without regions (CUDA_ERROR_NOT_SUPPORTED) gets plain page-aligned
- * memory instead, copied in chunks as any host memory.
+ * memory instead, copied in chunks as any host memory; so does a region
+ * the worker refuses because its caps on pinned memory (per client, per
+ * vGPU) are reached.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +145,11 @@ static CUresult host_alloc(void **pp, size_t bytes, unsigned int flags)
 		__atomic_store_n(&c->regions.unsupported, 1, __ATOMIC_RELAXED);
 		return host_alloc_plain(c, bytes, pp);
 	}
+	/* the worker's caps on pinned memory (this client's regions, all
+	 * clients' of the vGPU) are reached: plain memory still works, its
+	 * copies go through the data area */
+	if (err == CUDA_ERROR_OUT_OF_MEMORY)
+		return host_alloc_plain(c, bytes, pp);
 	if (err != CUDA_SUCCESS)
 		return err;
 	if (client_region_add(&c->regions, &reg)) {

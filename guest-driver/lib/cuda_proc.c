@@ -97,6 +97,8 @@ static const struct proc_entry proc_table[] = {
 	T("cuMemcpyDtoHAsync", 7000, cuMemcpyDtoHAsync_v2_ptsz),
 	P("cuMemcpyDtoDAsync", 3020, cuMemcpyDtoDAsync_v2),
 	T("cuMemcpyDtoDAsync", 7000, cuMemcpyDtoDAsync_v2_ptsz),
+	P("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
+	P("cuPointerGetAttributes", 7000, cuPointerGetAttributes),
 	P("cuMemsetD8", 3020, cuMemsetD8_v2),
 	T("cuMemsetD8", 7000, cuMemsetD8_v2_ptds),
 	P("cuMemsetD16", 3020, cuMemsetD16_v2),
@@ -134,6 +136,8 @@ static const struct proc_entry proc_table[] = {
 	T("cuStreamSynchronize", 7000, cuStreamSynchronize_ptsz),
 	P("cuStreamWaitEvent", 3020, cuStreamWaitEvent),
 	T("cuStreamWaitEvent", 7000, cuStreamWaitEvent_ptsz),
+	P("cuStreamGetFlags", 5050, cuStreamGetFlags),
+	P("cuStreamGetPriority", 5050, cuStreamGetPriority),
 
 	P("cuEventCreate", 2000, cuEventCreate),
 	P("cuEventRecord", 2000, cuEventRecord),

@@ -117,3 +117,46 @@ VGPU_API CUresult CUDAAPI cuStreamQuery(CUstream hStream)
 {
 	return stream_sync_op(hStream, VGPU_OP_STREAM_QUERY);
 }
+
+/* The flags a stream was created with; the default streams have none. */
+VGPU_API CUresult CUDAAPI cuStreamGetFlags(CUstream hStream,
+					   unsigned int *flags)
+{
+	struct client_obj *o;
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!hStream || hStream == CU_STREAM_LEGACY ||
+	    hStream == CU_STREAM_PER_THREAD) {
+		*flags = 0;
+		return CUDA_SUCCESS;
+	}
+	o = client_registry_get(&c->registry, hStream, CLIENT_OBJ_STREAM);
+	if (!o)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*flags = ((struct client_stream *)o)->flags;
+	client_obj_put(&c->registry, o);
+	return CUDA_SUCCESS;
+}
+
+/* Every stream has priority 0: the worker does not order streams by
+ * priority, so the range it reports is [0, 0]. */
+VGPU_API CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int *priority)
+{
+	struct client *c;
+	uint32_t h;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!priority)
+		return CUDA_ERROR_INVALID_VALUE;
+	err = client_stream_handle(c, hStream, &h);
+	if (err == CUDA_SUCCESS)
+		*priority = 0;
+	return err;
+}

@@ -33,6 +33,10 @@ cudaError_t cudart_enter(void);
 /* The device description fields the runtime answers from (device 0). */
 int cudart_attr(CUdevice_attribute a);
 
+/* The device-wide preferences (cache configuration) back to their
+ * defaults, for cudaDeviceReset (cudart_hints.c). */
+void cudart_hints_reset(void);
+
 static inline CUstream cudart_stream(cudaStream_t s)
 {
 	return (CUstream)s;

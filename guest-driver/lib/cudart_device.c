@@ -2,14 +2,13 @@
 /*
  * The runtime's start and the device: one device (0), the vGPU, whose
  * properties are those of its slice (SMs, memory quota, name) as our
- * driver API reports them. cudaDeviceReset waits for the device and
- * clears the thread's last error; it does not free allocations, streams
- * or events (the worker frees them when the process disconnects).
+ * driver API reports them; cudaDeviceReset.
  */
 #include <pthread.h>
 #include <string.h>
 
 #include "cudart.h"
+#include "cudart_registry.h"
 
 struct cudart_start {
 	pthread_once_t once;
@@ -279,15 +278,37 @@ CUDART_API cudaError_t CUDARTAPI cudaDeviceSynchronize(void)
 	return cudart_ret_cu(cuCtxSynchronize());
 }
 
+/*
+ * What CUDA documents: every allocation (device and pinned host), stream,
+ * event and loaded module of the process is destroyed (our driver's
+ * cuDevicePrimaryCtxReset), the device's settings go back to their
+ * defaults and the thread's last error is cleared. The program's kernels
+ * and variables stay registered and are loaded again on first use. The
+ * primary context is retained again at once, so the runtime goes on as
+ * after its first start.
+ *
+ * A sticky error is not cleared: on a vGPU it means the worker that ran
+ * the process's work has gone (the fault took its context down), and the
+ * process's connection with it; as the header says of these errors, the
+ * process must start over. cudaDeviceReset returns that error then.
+ */
 CUDART_API cudaError_t CUDARTAPI cudaDeviceReset(void)
 {
+	struct cudart_start *s = &cudart_start_the;
 	cudaError_t err = cudart_enter();
+	CUcontext again;
 
 	if (err != cudaSuccess)
 		return cudart_ret(err);
-	err = cudart_error_from_cu(cuCtxSynchronize());
+	err = cudart_error_from_cu(cuDevicePrimaryCtxReset(0));
 	if (cudart_error_is_sticky(err))
 		return cudart_ret(err);
+	cudart_registry_forget_loaded(&cudart_registry_the);
+	if (cuDevicePrimaryCtxRetain(&again, 0) != CUDA_SUCCESS ||
+	    again != s->primary)
+		return cudart_ret(cudaErrorUnknown);
+	s->flags = 0;
+	cudart_hints_reset();
 	cudart_error_reset_thread();
 	return cudaSuccess;
 }

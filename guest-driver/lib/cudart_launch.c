@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cudart.h"
+#include "cudart_launch.h"
 #include "cudart_module.h"
 
 /* Registers per thread assumed by the occupancy calculation (our driver
@@ -45,7 +46,7 @@ static cudaError_t shape_check(dim3 g, dim3 b)
 	return cudaSuccess;
 }
 
-static cudaError_t launch(struct cudart_func *f, dim3 g, dim3 b, void **args,
+cudaError_t cudart_launch(struct cudart_func *f, dim3 g, dim3 b, void **args,
 			  size_t shmem, cudaStream_t stream)
 {
 	cudaError_t err = cudart_enter();
@@ -73,17 +74,8 @@ CUDART_API cudaError_t CUDARTAPI __cudaLaunchKernel(cudaKernel_t kernel,
 						    size_t sharedMem,
 						    cudaStream_t stream)
 {
-	return launch((struct cudart_func *)kernel, gridDim, blockDim, args,
-		      sharedMem, stream);
-}
-
-/* The per-thread default stream is the worker's default stream too. */
-CUDART_API cudaError_t CUDARTAPI
-__cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
-			void **args, size_t sharedMem, cudaStream_t stream)
-{
-	return launch((struct cudart_func *)kernel, gridDim, blockDim, args,
-		      sharedMem, stream);
+	return cudart_launch((struct cudart_func *)kernel, gridDim, blockDim,
+			     args, sharedMem, stream);
 }
 
 CUDART_API cudaError_t CUDARTAPI cudaLaunchKernel(const void *func,
@@ -91,19 +83,10 @@ CUDART_API cudaError_t CUDARTAPI cudaLaunchKernel(const void *func,
 						  void **args, size_t sharedMem,
 						  cudaStream_t stream)
 {
-	return launch(cudart_func_of(func), gridDim, blockDim, args, sharedMem,
-		      stream);
+	return cudart_launch(cudart_func_of(func), gridDim, blockDim, args,
+			     sharedMem, stream);
 }
 
-CUDART_API cudaError_t CUDARTAPI
-cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
-		      void **args, size_t sharedMem, cudaStream_t stream)
-{
-	return launch(cudart_func_of(func), gridDim, blockDim, args, sharedMem,
-		      stream);
-}
-
-/* The registered kernel behind func, resolved (so a bad one fails). */
 /* The kernel of a registered function (loading its library if needed). */
 static cudaError_t func_kernel(const void *func, CUkernel *k)
 {
@@ -244,10 +227,28 @@ CUDART_API cudaError_t CUDARTAPI cudaFuncSetAttribute(const void *func,
 	}
 }
 
+/* Cache and bank preferences are hints (cudart_hints.c): checked for a
+ * registered kernel and a valid value, then nothing else. */
 CUDART_API cudaError_t CUDARTAPI
 cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)
 {
-	return cudart_ret(func_enter(func));
+	cudaError_t err = func_enter(func);
+
+	if (err == cudaSuccess &&
+	    (unsigned int)cacheConfig > cudaFuncCachePreferEqual)
+		err = cudaErrorInvalidValue;
+	return cudart_ret(err);
+}
+
+CUDART_API cudaError_t CUDARTAPI
+cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)
+{
+	cudaError_t err = func_enter(func);
+
+	if (err == cudaSuccess &&
+	    (unsigned int)config > cudaSharedMemBankSizeEightByte)
+		err = cudaErrorInvalidValue;
+	return cudart_ret(err);
 }
 
 /* a / b rounded up */

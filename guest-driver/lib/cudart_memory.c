@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cudart.h"
+#include "cudart_memory.h"
 #include "cudart_module.h"
 
 /* ---- pinned host memory ---------------------------------------------- */
@@ -153,10 +154,7 @@ CUDART_API cudaError_t CUDARTAPI cudaMemGetInfo(size_t *free, size_t *total)
 
 /* ---- copies ------------------------------------------------------------ */
 
-#define DPTR(p) ((CUdeviceptr)(uintptr_t)(p))
-
-/* One copy of count bytes by kind, synchronous or on stream. */
-static CUresult copy(void *dst, const void *src, size_t count,
+CUresult cudart_copy(void *dst, const void *src, size_t count,
 		     enum cudaMemcpyKind kind, cudaStream_t stream, int sync)
 {
 	CUstream s = cudart_stream(stream);
@@ -192,7 +190,7 @@ static CUresult copy(void *dst, const void *src, size_t count,
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
-static cudaError_t copy_ret(CUresult res)
+cudaError_t cudart_copy_ret(CUresult res)
 {
 	/* CUDA names a bad direction or pointer this way */
 	if (res == CUDA_ERROR_INVALID_VALUE)
@@ -210,7 +208,8 @@ static cudaError_t memcpy_common(void *dst, const void *src, size_t count,
 		return cudart_ret(err);
 	if ((unsigned int)kind > cudaMemcpyDefault)
 		return cudart_ret(cudaErrorInvalidMemcpyDirection);
-	return copy_ret(copy(dst, src, count, kind, stream, sync));
+	return cudart_copy_ret(
+		cudart_copy(dst, src, count, kind, stream, sync));
 }
 
 CUDART_API cudaError_t CUDARTAPI cudaMemcpy(void *dst, const void *src,
@@ -237,7 +236,8 @@ CUDART_API cudaError_t CUDARTAPI cudaMemset(void *devPtr, int value,
 		return cudart_ret(err);
 	if (count == 0)
 		return cudaSuccess;
-	return copy_ret(cuMemsetD8(DPTR(devPtr), (unsigned char)value, count));
+	return cudart_copy_ret(
+		cuMemsetD8(DPTR(devPtr), (unsigned char)value, count));
 }
 
 CUDART_API cudaError_t CUDARTAPI cudaMemsetAsync(void *devPtr, int value,
@@ -250,8 +250,9 @@ CUDART_API cudaError_t CUDARTAPI cudaMemsetAsync(void *devPtr, int value,
 		return cudart_ret(err);
 	if (count == 0)
 		return cudaSuccess;
-	return copy_ret(cuMemsetD8Async(DPTR(devPtr), (unsigned char)value,
-					count, cudart_stream(stream)));
+	return cudart_copy_ret(cuMemsetD8Async(DPTR(devPtr),
+					       (unsigned char)value, count,
+					       cudart_stream(stream)));
 }
 
 /* ---- symbols ----------------------------------------------------------- */
@@ -295,8 +296,10 @@ static cudaError_t symbol_copy(const void *symbol, void *host, size_t count,
 		return cudart_ret(cudaErrorInvalidMemcpyDirection);
 	dev = (void *)(uintptr_t)(d + offset);
 	if (to)
-		return copy_ret(copy(dev, host, count, kind, stream, sync));
-	return copy_ret(copy(host, dev, count, kind, stream, sync));
+		return cudart_copy_ret(
+			cudart_copy(dev, host, count, kind, stream, sync));
+	return cudart_copy_ret(
+		cudart_copy(host, dev, count, kind, stream, sync));
 }
 
 CUDART_API cudaError_t CUDARTAPI cudaMemcpyToSymbol(const void *symbol,

@@ -233,3 +233,26 @@ int cudart_registry_remove_fatbin(struct cudart_registry *r,
 	free(fb);
 	return 0;
 }
+
+void cudart_registry_forget_loaded(struct cudart_registry *r)
+{
+	pthread_rwlock_rdlock(&r->lock);
+	for (struct cudart_fatbin *fb = r->fatbins; fb; fb = fb->next) {
+		pthread_mutex_lock(&fb->lock);
+		fb->loaded = 0;
+		fb->lib = NULL;
+		pthread_mutex_unlock(&fb->lock);
+	}
+	for (unsigned int b = 0; b < CUDART_HASH_BUCKETS; b++) {
+		for (struct cudart_func *f = r->funcs[b]; f; f = f->next)
+			__atomic_store_n(&f->kernel, NULL, __ATOMIC_RELEASE);
+		for (struct cudart_var *v = r->vars[b]; v; v = v->next) {
+			pthread_mutex_lock(&v->lock);
+			v->resolved = 0;
+			v->dptr = 0;
+			v->bytes = 0;
+			pthread_mutex_unlock(&v->lock);
+		}
+	}
+	pthread_rwlock_unlock(&r->lock);
+}

@@ -96,6 +96,14 @@ struct cudart_var *cudart_registry_var(struct cudart_registry *r,
 int cudart_registry_has_fatbin(struct cudart_registry *r,
 			       struct cudart_fatbin *fb);
 
+/*
+ * Forgets what loading made (each fatbin's library, each kernel, each
+ * variable's address) and keeps the registrations: after cudaDeviceReset
+ * unloaded the libraries, the next use loads them again, as CUDA
+ * re-registers a program's code after a reset.
+ */
+void cudart_registry_forget_loaded(struct cudart_registry *r);
+
 /* Unlinks fb with its kernels and variables and frees them; returns its
  * library (to unload) in *lib and whether it was loaded. -1 if fb is not
  * registered. */

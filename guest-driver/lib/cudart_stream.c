@@ -41,6 +41,23 @@ CUDART_API cudaError_t CUDARTAPI cudaStreamCreateWithPriority(
 	return cudaStreamCreateWithFlags(pStream, flags);
 }
 
+CUDART_API cudaError_t CUDARTAPI cudaStreamGetFlags(cudaStream_t hStream,
+						    unsigned int *flags)
+{
+	if (!flags)
+		return cudart_ret(cudaErrorInvalidValue);
+	CU_CALL(cuStreamGetFlags(cudart_stream(hStream), flags));
+}
+
+/* 0 for every stream: cudaDeviceGetStreamPriorityRange is [0, 0]. */
+CUDART_API cudaError_t CUDARTAPI cudaStreamGetPriority(cudaStream_t hStream,
+						       int *priority)
+{
+	if (!priority)
+		return cudart_ret(cudaErrorInvalidValue);
+	CU_CALL(cuStreamGetPriority(cudart_stream(hStream), priority));
+}
+
 CUDART_API cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream)
 {
 	CU_CALL(cuStreamDestroy(cudart_stream(stream)));

@@ -45,6 +45,41 @@ tap_run "errors_rt: launch, allocation and unsupported-call errors" \
 	client a "$(rt errors_rt)"
 tap_run "func_attrs_rt: kernel attributes, occupancy, shared memory opt-in" \
 	client a "$(rt func_attrs_rt)"
+tap_run "launch_ex_rt: cudaLaunchKernelEx, hint attributes, refusals" \
+	client a "$(rt launch_ex_rt)"
+tap_run "per_thread_rt: --default-stream per-thread, 4 threads (_ptsz/_ptds)" \
+	client a "$(rt per_thread_rt)"
+tap_run "memory_2d_rt: cudaMallocPitch, cudaMemcpy2D, cudaMemset2D" \
+	client a "$(rt memory_2d_rt)"
+tap_run "small_calls_rt: pointer attributes, hints, stream flags, entry points" \
+	client a "$(rt small_calls_rt)"
+tap_run "device_reset_rt: cudaDeviceReset frees everything, kernels load again" \
+	client small "$(rt device_reset_rt)"
+
+# unsupported calls: cudaErrorNotSupported and one line on stderr naming
+# each call (once, however often it is called)
+err="$TEST_TMP/unsupported.err"
+rc=0
+client a "$(rt unsupported_rt)" 2>"$err" | tap_diag || rc=$?
+if [ "$rc" -eq 0 ]; then
+	tap_ok "unsupported_rt: unsupported calls fail with cudaErrorNotSupported"
+else
+	tap_not_ok "unsupported_rt: unsupported calls fail with cudaErrorNotSupported" \
+		"status $rc"
+fi
+for call in cudaGraphCreate cudaMallocManaged cudaIpcGetMemHandle \
+	cudaStreamBeginCapture cudaMemcpy3D cudaGraphAddEmptyNode \
+	cudaMemPoolTrimTo cudaStreamGetCaptureInfo; do
+	n=$(grep -c "^vgpu: $call is not supported on a vGPU (cudaErrorNotSupported)\$" \
+		"$err" || true)
+	if [ "$n" = 1 ]; then
+		tap_ok "unsupported_rt: stderr names $call, once"
+	else
+		tap_not_ok "unsupported_rt: stderr names $call, once" \
+			"$n matching lines"
+		tap_diag <"$err"
+	fi
+done
 
 # two clients of one vGPU at once, each with its own module variables
 out_1="$TEST_TMP/symbols_1.out"

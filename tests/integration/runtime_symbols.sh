@@ -31,6 +31,33 @@ else
 	tap_not_ok "the library defines symbols at version node $NODE"
 fi
 
+# Every function NVIDIA's libcudart.so.13 defines is defined by ours at
+# that node (implemented, or a generated stub that fails with
+# cudaErrorNotSupported), so no program dies with "symbol lookup error"
+# at load time. Deliberate exceptions would be listed here (with their
+# reasons in a comment) and are reported; there are none.
+EXCEPTIONS=()
+NVIDIA_LIB="${CUDA_HOME:-/usr/local/cuda}/lib64/libcudart.so.13"
+if [ -e "$NVIDIA_LIB" ]; then
+	theirs=$(objdump -T "$NVIDIA_LIB" | awk '$0 !~ /\*UND\*/ && NF >= 7 &&
+			$(NF - 2) ~ /^[0-9a-f]+$/ && /DF/ { print $NF }' | sort -u)
+	ours=$(awk -v node="$NODE" '$1 == node { print $2 }' <<<"$defined" |
+		sort -u)
+	lacking=$(comm -23 <(echo "$theirs") <(echo "$ours") |
+		grep -vxF -f <(printf '%s\n' "${EXCEPTIONS[@]}" "") |
+		sed '/^$/d' || true)
+	if [ -z "$lacking" ]; then
+		tap_ok "all $(echo "$theirs" | wc -l) functions of NVIDIA's libcudart.so.13 are defined at $NODE"
+	else
+		tap_not_ok "all functions of NVIDIA's libcudart.so.13 are defined at $NODE" \
+			"missing: $(echo "$lacking" | tr '\n' ' ')"
+	fi
+	echo "deliberate exceptions: ${EXCEPTIONS[*]:-none}" | tap_diag
+else
+	tap_skip "all functions of NVIDIA's libcudart.so.13 are defined at $NODE" \
+		"$NVIDIA_LIB is not installed"
+fi
+
 found=0
 for p in "$BUILD"/tests/runtime/* "$BUILD"/bench/rt_*; do
 	if [ ! -f "$p" ] || [ ! -x "$p" ]; then

@@ -7,12 +7,19 @@
 
 RT_TEST_PROGRAMS := vector_add_rt matmul_shared_rt streams_overlap_rt \
 	events_rt callbacks_rt symbols_rt templates_rt errors_rt \
-	device_props_rt func_attrs_rt
+	device_props_rt func_attrs_rt unsupported_rt launch_ex_rt \
+	per_thread_rt memory_2d_rt small_calls_rt device_reset_rt sticky_rt \
+	pinned_many_rt
 RT_TEST_PROGRAM_BINS := $(RT_TEST_PROGRAMS:%=$(BUILD)/tests/runtime/%)
 
 all: $(RT_TEST_PROGRAM_BINS)
 
+# per_thread_rt is what nvcc --default-stream per-thread makes of a program:
+# it links the _ptsz/_ptds names.
+$(BUILD)/tests/runtime/per_thread_rt: RT_NVCC_FLAGS := --default-stream per-thread
+
 $(BUILD)/tests/runtime/%: tests/runtime/%.cu tests/runtime/rt_check.h \
 		kernels/matmul_shared.cuh kernels/matmul_tile.cuh | check-nvcc
 	@mkdir -p $(@D)
-	$(NVCC) -cudart shared -O2 -arch=$(CUDA_ARCH) -Ikernels -o $@ $<
+	$(NVCC) -cudart shared $(RT_NVCC_FLAGS) -O2 -arch=$(CUDA_ARCH) \
+		-Ikernels -o $@ $<

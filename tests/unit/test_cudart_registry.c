@@ -2,8 +2,9 @@
 /*
  * Registration bookkeeping: kernels and variables are found by their host
  * address, a second registration of the same address keeps the first,
- * a bad fatbin wrapper is remembered as having no image, and
- * unregistering a fatbin drops exactly its entries.
+ * a bad fatbin wrapper is remembered as having no image,
+ * unregistering a fatbin drops exactly its entries, and a reset forgets
+ * what loading made but keeps every registration.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -121,6 +122,42 @@ static void unregistering_a_fatbin_drops_only_its_entries(void **state)
 	cudart_registry_fini(&r);
 }
 
+/* cudaDeviceReset: what loading made is forgotten, registrations stay. */
+static void forgetting_loads_keeps_the_registrations(void **state)
+{
+	struct cudart_registry r;
+	struct cudart_fatbin *fb;
+	struct cudart_func *f;
+	struct cudart_var *v;
+
+	(void)state;
+	cudart_registry_init(&r);
+	fb = cudart_registry_add_fatbin(&r, &wrap1);
+	cudart_registry_add_func(&r, fb, &stub_a, "a");
+	cudart_registry_add_var(&r, fb, &var_x, "x", 4, 0);
+	f = cudart_registry_func(&r, &stub_a);
+	v = cudart_registry_var(&r, &var_x);
+	/* as cudart_module.c leaves them after a first use */
+	fb->loaded = 1;
+	fb->lib = (CUlibrary)0x1000;
+	f->kernel = (CUkernel)0x2000;
+	v->resolved = 1;
+	v->dptr = 0x3000;
+	v->bytes = 4;
+
+	cudart_registry_forget_loaded(&r);
+	assert_int_equal(fb->loaded, 0);
+	assert_null(fb->lib);
+	assert_null(f->kernel);
+	assert_int_equal(v->resolved, 0);
+	assert_int_equal(v->dptr, 0);
+	assert_ptr_equal(cudart_registry_func(&r, &stub_a), f);
+	assert_ptr_equal(cudart_registry_var(&r, &var_x), v);
+	assert_ptr_equal(fb->image, image1);
+	assert_int_equal(f->magic, CUDART_FUNC_MAGIC);
+	cudart_registry_fini(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +166,7 @@ int main(void)
 		cmocka_unit_test(registry_keeps_the_first_registration),
 		cmocka_unit_test(registry_rejects_bad_registrations),
 		cmocka_unit_test(unregistering_a_fatbin_drops_only_its_entries),
+		cmocka_unit_test(forgetting_loads_keeps_the_registrations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * launch_ex_rt: cudaLaunchKernelEx (cuda_runtime.h's template over
+ * cudaLaunchKernelExC) launches like <<<>>>: grid, block, dynamic shared
+ * memory and stream from the configuration, the result checked against
+ * the CPU. Attributes that only hint (priority, programmatic stream
+ * serialization) are accepted; a launch completion event fires; a
+ * cooperative launch and a cluster of two blocks fail with
+ * cudaErrorNotSupported (not sticky).
+ */
+#include "rt_check.h"
+
+/* Block b reverses d[b * per_block, (b + 1) * per_block) through dynamic
+ * shared memory (as func_attrs_rt.cu; twin in kernels/rt_twins_basic.c). */
+__global__ void reverseChunks(int *d, int per_block)
+{
+	extern __shared__ int s[];
+	int base = blockIdx.x * per_block;
+
+	for (int i = threadIdx.x; i < per_block; i += blockDim.x)
+		s[i] = d[base + i];
+	__syncthreads();
+	for (int i = threadIdx.x; i < per_block; i += blockDim.x)
+		d[base + i] = s[per_block - 1 - i];
+}
+
+static int failures;
+
+static void expect(int ok, const char *what)
+{
+	printf("  %s: %s\n", ok ? "ok" : "FAILED", what);
+	if (!ok)
+		failures++;
+}
+
+/* d[] of n ints reversed in chunks of per_block on the CPU? */
+static int reversed(const int *h, int n, int per_block, int times)
+{
+	for (int i = 0; i < n; i++) {
+		int c = i / per_block, k = i % per_block;
+		int want = times % 2 ? c * per_block + per_block - 1 - k : i;
+
+		if (h[i] != want)
+			return 0;
+	}
+	return 1;
+}
+
+int main(void)
+{
+	const int per_block = 512, blocks = 64, n = per_block * blocks;
+	cudaLaunchAttribute attrs[3];
+	cudaLaunchConfig_t cfg = {};
+	cudaStream_t s;
+	cudaEvent_t done;
+	int *d, *h;
+
+	h = (int *)malloc(n * sizeof(int));
+	if (!h)
+		return 1;
+	for (int i = 0; i < n; i++)
+		h[i] = i;
+	CHECK(cudaStreamCreate(&s));
+	CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+	CHECK(cudaMalloc(&d, n * sizeof(int)));
+	CHECK(cudaMemcpy(d, h, n * sizeof(int), cudaMemcpyHostToDevice));
+
+	/* plain: no attributes, on a stream */
+	cfg.gridDim = dim3(blocks);
+	cfg.blockDim = dim3(128);
+	cfg.dynamicSmemBytes = per_block * sizeof(int);
+	cfg.stream = s;
+	CHECK(cudaLaunchKernelEx(&cfg, reverseChunks, d, per_block));
+	CHECK(cudaStreamSynchronize(s));
+	CHECK(cudaMemcpy(h, d, n * sizeof(int), cudaMemcpyDeviceToHost));
+	expect(reversed(h, n, per_block, 1),
+	       "cudaLaunchKernelEx reversed every chunk (CPU check)");
+
+	/* hints accepted, the completion event fires */
+	attrs[0].id = cudaLaunchAttributePriority;
+	attrs[0].val.priority = 0;
+	attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	attrs[1].val.programmaticStreamSerializationAllowed = 1;
+	attrs[2].id = cudaLaunchAttributeLaunchCompletionEvent;
+	attrs[2].val.launchCompletionEvent.event = done;
+	attrs[2].val.launchCompletionEvent.flags = 0;
+	cfg.attrs = attrs;
+	cfg.numAttrs = 3;
+	CHECK(cudaLaunchKernelEx(&cfg, reverseChunks, d, per_block));
+	CHECK(cudaEventSynchronize(done));
+	CHECK(cudaMemcpy(h, d, n * sizeof(int), cudaMemcpyDeviceToHost));
+	expect(reversed(h, n, per_block, 2),
+	       "with priority, serialization and a completion event: "
+	       "reversed back");
+
+	/* refused: cooperative, a cluster of two */
+	attrs[0].id = cudaLaunchAttributeCooperative;
+	attrs[0].val.cooperative = 1;
+	cfg.numAttrs = 1;
+	expect(cudaLaunchKernelEx(&cfg, reverseChunks, d, per_block) ==
+		       cudaErrorNotSupported,
+	       "a cooperative launch: cudaErrorNotSupported");
+	attrs[0].id = cudaLaunchAttributeClusterDimension;
+	attrs[0].val.clusterDim.x = 2;
+	attrs[0].val.clusterDim.y = 1;
+	attrs[0].val.clusterDim.z = 1;
+	expect(cudaLaunchKernelEx(&cfg, reverseChunks, d, per_block) ==
+		       cudaErrorNotSupported,
+	       "a cluster of 2 blocks: cudaErrorNotSupported");
+	expect(cudaGetLastError() == cudaErrorNotSupported,
+	       "cudaGetLastError says so (and clears it)");
+
+	/* a bad configuration is CUDA's error, and not sticky either */
+	cfg.numAttrs = 0;
+	cfg.blockDim = dim3(2048);
+	expect(cudaLaunchKernelEx(&cfg, reverseChunks, d, per_block) ==
+		       cudaErrorInvalidConfiguration,
+	       "2048 threads per block: cudaErrorInvalidConfiguration");
+	cudaGetLastError();
+	cfg.blockDim = dim3(256);
+	cfg.stream = 0;
+	CHECK(cudaLaunchKernelEx(&cfg, reverseChunks, d, per_block));
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaMemcpy(h, d, n * sizeof(int), cudaMemcpyDeviceToHost));
+	expect(reversed(h, n, per_block, 3),
+	       "after the refusals, on the default stream: reversed again");
+
+	CHECK(cudaFree(d));
+	CHECK(cudaEventDestroy(done));
+	CHECK(cudaStreamDestroy(s));
+	free(h);
+	if (failures) {
+		printf("launch_ex_rt: FAILED (%d checks)\n", failures);
+		return 1;
+	}
+	printf("launch_ex_rt: OK\n");
+	return 0;
+}
