@@ -180,9 +180,9 @@ struct daemon {
 	int nworker_groups;
 	/* VGPU_WORKER_WRAPPER words, NULL-terminated */
 	char **wrapper;
-	char *wrapper_buf;	    /* the words' storage */
-	int ready_timeout_ms;	    /* DAEMON_READY_(WRAPPED_)TIMEOUT_MS */
-	struct daemon_mdev *mdev;   /* the VM path; NULL when off */
+	char *wrapper_buf;	  /* the words' storage */
+	int ready_timeout_ms;	  /* DAEMON_READY_(WRAPPED_)TIMEOUT_MS */
+	struct daemon_mdev *mdev; /* the VM path; NULL when off */
 	struct daemon_mdev_retry *mdev_retry; /* reopening /dev/vgpu-ctl
 						(daemon_mdev.c); NULL: never */
 	struct daemon_part *part;   /* dynamic partitioning; NULL until used */
@@ -208,6 +208,17 @@ void daemon_admin_create(struct daemon *d, struct daemon_conn *c,
 /* Answer a parked admin request and close its connection. */
 void daemon_admin_reply(struct daemon *d, struct daemon_conn *c, int32_t status,
 			const struct daemon_vgpu *v, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+/*
+ * The same, answered before the state file is written (at the end of the
+ * loop's turn, as for the scheduler's own changes): for a resize, whose
+ * writing (two fsyncs, about 1 ms) would be most of its time. A vgpud
+ * that dies in between finds the worker on groups the file does not
+ * name, and adopts it there (daemon_state.c: adopt_groups).
+ */
+void daemon_admin_reply_unsaved(struct daemon *d, struct daemon_conn *c,
+				int32_t status, const struct daemon_vgpu *v,
+				const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 /* A response for op with the header filled; NULL when out of memory. */
 struct vgpu_admin_response *daemon_admin_response_alloc(uint32_t op,

@@ -103,14 +103,15 @@ void daemon_admin_response_send(struct daemon *d, struct daemon_conn *c,
 
 static void vreply(struct daemon *d, struct daemon_conn *c, int32_t status,
 		   const struct daemon_vgpu *v,
-		   const struct vgpu_admin_state_result *res, const char *fmt,
-		   va_list ap)
+		   const struct vgpu_admin_state_result *res, bool save,
+		   const char *fmt, va_list ap)
 {
 	struct vgpu_admin_response *r =
 		daemon_admin_response_alloc(c->op, status);
 
-	/* what the admin is told has happened is on disk first */
-	if (d->state_dirty && !d->stopping)
+	/* what the admin is told has happened is on disk first (but see
+	 * daemon_admin_reply_unsaved) */
+	if (save && d->state_dirty && !d->stopping)
 		daemon_state_save(d);
 	if (r) {
 		vsnprintf(r->message, sizeof(r->message), fmt, ap);
@@ -138,7 +139,18 @@ void daemon_admin_reply(struct daemon *d, struct daemon_conn *c, int32_t status,
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreply(d, c, status, v, NULL, fmt, ap);
+	vreply(d, c, status, v, NULL, true, fmt, ap);
+	va_end(ap);
+}
+
+void daemon_admin_reply_unsaved(struct daemon *d, struct daemon_conn *c,
+				int32_t status, const struct daemon_vgpu *v,
+				const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreply(d, c, status, v, NULL, false, fmt, ap);
 	va_end(ap);
 }
 
@@ -150,7 +162,7 @@ void daemon_admin_reply_result(struct daemon *d, struct daemon_conn *c,
 	va_list ap;
 
 	va_start(ap, fmt);
-	vreply(d, c, status, v, res, fmt, ap);
+	vreply(d, c, status, v, res, true, fmt, ap);
 	va_end(ap);
 }
 

@@ -250,12 +250,12 @@ void daemon_resize_done(struct daemon *d, struct daemon_vgpu *v,
 	if (r->streams)
 		snprintf(streams, sizeof(streams), ", %u of %u streams waited",
 			 r->waits, r->streams);
-	daemon_admin_reply(d, c, VGPU_ADMIN_OK, v,
-			   "resized vGPU %s: %u -> %u SMs (group%s %s); "
-			   "switch %.1f us%s",
-			   v->cfg.name, old_sms, v->sms,
-			   p->plan.ngroups == 1 ? "" : "s", groups,
-			   r->switch_ns / 1e3, streams);
+	daemon_admin_reply_unsaved(
+		d, c, VGPU_ADMIN_OK, v,
+		"resized vGPU %s: %u -> %u SMs (group%s %s); "
+		"switch %.1f us%s",
+		v->cfg.name, old_sms, v->sms, p->plan.ngroups == 1 ? "" : "s",
+		groups, r->switch_ns / 1e3, streams);
 }
 
 void daemon_resize_abort(struct daemon *d, struct daemon_vgpu *v,

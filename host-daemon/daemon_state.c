@@ -47,6 +47,7 @@
 #include "daemon.h"
 #include "daemon_sched.h"
 #include "daemon_state_ops.h"
+#include "plan_resize.h"
 #include "daemon_swap.h"
 #include "mdev_uuid.h"
 
@@ -646,20 +647,64 @@ static int adopt_connect(const struct daemon_vgpu *v,
 	return -1;
 }
 
-/* Whether the worker's own idea of its vGPU is the one recorded. */
-static bool adopt_matches(const struct daemon_vgpu *v,
+/*
+ * A worker on other groups of its GPU than the state names: a resize that
+ * was answered before vgpud wrote the state down (resizes are: see
+ * daemon_admin_reply_unsaved; the scheduler's too, at the end of the
+ * loop's turn). The worker is right about where it runs, so when those
+ * groups are free in the plan its grant moves there. false when they are
+ * not (then it is not adopted).
+ */
+static bool adopt_groups(struct daemon *d, struct daemon_vgpu *v,
+			 const struct vgpu_worker_config *c)
+{
+	char err[VGPU_MESSAGE_MAX], was[96], now[96];
+	struct plan_resize r;
+	uint64_t mask = 0;
+	uint32_t i;
+
+	if (!c->ngroups || c->ngroups > VGPU_MAX_SM_GROUPS)
+		return false;
+	for (i = 0; i < c->ngroups; i++) {
+		if (c->groups[i] >= 64)
+			return false;
+		mask |= 1ull << c->groups[i];
+	}
+	if (plan_resize_choose(d->plan, v->cfg.name, 0, mask, &r, err,
+			       sizeof(err)) ||
+	    plan_resize_hold(d->plan, v->cfg.name, &r))
+		return false;
+	plan_resize_finish(d->plan, v->cfg.name, &r, true);
+	plan_groups_text(v->cfg.groups, v->cfg.ngroups, was, sizeof(was));
+	v->cfg.ngroups = r.ngroups;
+	memset(v->cfg.groups, 0, sizeof(v->cfg.groups));
+	memcpy(v->cfg.groups, r.groups, r.ngroups * sizeof(r.groups[0]));
+	v->sms = r.sms;
+	daemon_log("vGPU %s: its worker runs on groups %s, the state said %s "
+		   "(a resize not yet written down): adopted there",
+		   v->cfg.name,
+		   plan_groups_text(r.groups, r.ngroups, now, sizeof(now)),
+		   was);
+	return true;
+}
+
+/* Whether the worker's own idea of its vGPU is the one recorded (its
+ * groups may have moved: adopt_groups). */
+static bool adopt_matches(struct daemon *d, struct daemon_vgpu *v,
 			  const struct vgpu_ctl_adopted *m, char *why,
 			  size_t len)
 {
 	const struct vgpu_worker_config *c = &m->cfg;
+	bool same_groups = c->ngroups == v->cfg.ngroups &&
+			   c->ngroups <= VGPU_MAX_SM_GROUPS &&
+			   !memcmp(c->groups, v->cfg.groups,
+				   c->ngroups * sizeof(c->groups[0]));
 
 	if (strncmp(c->name, v->cfg.name, VGPU_NAME_MAX) ||
-	    c->gpu != v->cfg.gpu || c->ngroups != v->cfg.ngroups ||
-	    c->ngroups > VGPU_MAX_SM_GROUPS ||
-	    memcmp(c->groups, v->cfg.groups,
-		   c->ngroups * sizeof(c->groups[0])) ||
-	    c->va_base != v->cfg.va_base ||
-	    c->memory_quota != v->cfg.memory_quota) {
+	    c->gpu != v->cfg.gpu || c->va_base != v->cfg.va_base ||
+	    c->memory_quota != v->cfg.memory_quota ||
+	    (!same_groups &&
+	     (m->pid != v->pid || !v->cfg.ngroups || !adopt_groups(d, v, c)))) {
 		snprintf(why, len,
 			 "its config (gpu %u, %u groups, VA 0x%llx, quota "
 			 "%llu) is not the recorded one",
@@ -690,7 +735,7 @@ void daemon_state_adopt(struct daemon *d)
 		fd = v->pid > 0 ? adopt_connect(v, &msg, why, sizeof(why)) : -1;
 		if (v->pid <= 0)
 			snprintf(why, sizeof(why), "it had no worker");
-		if (fd >= 0 && !adopt_matches(v, &msg, why, sizeof(why))) {
+		if (fd >= 0 && !adopt_matches(d, v, &msg, why, sizeof(why))) {
 			/* not ours to keep: ask it to go */
 			ctl_send(fd, VGPU_CTL_SHUTDOWN, NULL, 0, -1);
 			close(fd);

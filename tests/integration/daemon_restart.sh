@@ -143,6 +143,28 @@ fi
 tap_expect "and adopts a again" 0 "^a .* $pid_a " vadmin list
 tap_run "vector_add on a after all that" client a "$(prog vector_add)" 65536
 
+# A resize is answered before the state file is written: a vgpud killed in
+# between finds the worker on groups the file does not name, and adopts it
+# there when they are free (here: the file is edited to say other groups).
+groups_a=$(vgpu_field a GROUPS || true)
+kill -KILL "$VGPUD_PID"
+wait_pid "$VGPUD_PID" 10 || true
+VGPUD_PID=
+py 'a = [v for v in d["vgpus"] if v["name"] == "a"][0]
+used = set(g for v in d["vgpus"] for g in v["groups"])
+a["groups"] = [g for g in range(16) if g not in used][-len(a["groups"]):]'
+if vgpud_again --keep-workers; then
+	tap_ok "vgpud starts with a state file that names other groups for a"
+else
+	tap_not_ok "vgpud starts with a state file that names other groups for a"
+fi
+tap_expect "it adopts a on the groups its worker runs on" 0 \
+	"vGPU a: its worker runs on groups .* adopted there" cat "$VGPUD_LOG"
+tap_expect "list shows a with the same worker pid" 0 "^a .* $pid_a " vadmin list
+tap_expect "and on its own groups ($groups_a)" 0 '' \
+	test "$(vgpu_field a GROUPS)" = "$groups_a"
+tap_run "vector_add on a after that" client a "$(prog vector_add)" 65536
+
 # systemctl restart: SIGTERM to a vgpud started with --keep-workers (the
 # unit file's setting) leaves the workers, their clients and the state.
 client_bg "$TEST_TMP/k.out" a "$(prog long_copy)" 8 16
