@@ -26,9 +26,10 @@ struct memcpy_job {
 	const char *src;
 	size_t n, piece;
 	uint32_t npieces;
-	uint32_t next; /* atomic: the next piece to claim */
-	uint32_t done; /* atomic: pieces copied */
-	uint32_t users; /* helpers inside job_work (taken under pool.lock) */
+	uint32_t next;	/* atomic: the next piece to claim */
+	uint32_t done;	/* atomic: pieces copied */
+	uint32_t users; /* atomic: helpers inside job_work (joined
+			 * under pool.lock, left without it) */
 };
 
 static struct {
@@ -74,8 +75,11 @@ static void *helper_main(void *arg)
 			pthread_cond_wait(&pool.wake, &pool.lock);
 		seen = pool.generation;
 		job = pool.job;
+		/* atomic although under the lock: a helper already in the
+		 * job counts itself out without the lock, and a plain ++
+		 * could lose its decrement (the owner then waits for ever) */
 		if (job)
-			job->users++;
+			__atomic_fetch_add(&job->users, 1, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&pool.lock);
 		/* the owner waits until no helper uses job: it outlives this */
 		if (job) {
