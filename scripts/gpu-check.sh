@@ -114,10 +114,20 @@ if [ $BENCH_ONLY = 0 ]; then
 		case $n in
 		device_props_rt) set -- --vgpu --sms 32 --memory $((8 << 30)) ;;
 		matmul_shared_rt) set -- 1024 ;;
+		sticky_rt) continue ;; # faults its vGPU on purpose: last
 		*) set -- ;;
 		esac
 		run_prog rt "$n" "$p" "$@"
 	done
+	# sticky errors end to end: a real fault, so vgpud restarts the vGPU;
+	# then it must run programs again
+	run_prog rt sticky_rt "$BUILD/tests/runtime/sticky_rt"
+	for _ in $(seq 100); do
+		admin list 2>/dev/null | grep -Eq '^rt .* running ' && break
+		sleep 0.1
+	done
+	run_prog rt vector_add_rt_after_the_fault \
+		"$BUILD/tests/runtime/vector_add_rt"
 	stop_vgpud
 
 	say "== SM ids: under MPS %smid is virtual (each client counts from 0),"
