@@ -179,8 +179,36 @@ static int wd_poll_queue(struct worker *w, struct worker_wd_queue *q)
 	}
 	/* all tracked work done: cover the untracked launches behind it */
 	if (__atomic_load_n(&q->untracked, __ATOMIC_ACQUIRE)) {
+		uint64_t launched;
+
 		start = __atomic_load_n(&q->untracked_ns, __ATOMIC_RELAXED);
 		__atomic_store_n(&q->untracked, 0, __ATOMIC_RELEASE);
+		/*
+		 * Not on a stream that is already idle: the catch-up record
+		 * is work the client never queued, and until the device has
+		 * passed it cuStreamQuery on that stream says NOT_READY
+		 * although all of the client's work there is done (seen as
+		 * streams_events failing its query after a cross-stream
+		 * wait). Idle now means every launch counted so far is done:
+		 * a launch is queued before it counts itself. (A stream that
+		 * drains between this query and the record still shows it
+		 * for as long as the device takes to pass it: on the cuda
+		 * backend microseconds; the sim completes such a record at
+		 * once, sim_event_record.)
+		 */
+		launched = __atomic_load_n(&q->launched, __ATOMIC_ACQUIRE);
+		rc = w->ops->stream_query(w->be, q->bs);
+		if (rc == CUDA_SUCCESS) {
+			if (launched > q->completed)
+				__atomic_store_n(&q->completed, launched,
+						 __ATOMIC_RELAXED);
+			wd_busy_edge(wd, q, 0, now); /* drained */
+			return 0;
+		}
+		if (worker_error_is_fatal(rc)) {
+			worker_check(w, rc, "stream_query (watchdog)");
+			return 1;
+		}
 		if (wd_push(w, q, start))
 			return 1;
 		return 0;

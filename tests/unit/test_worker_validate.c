@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "worker.h"
+#include "worker_part.h"
 
 #define MiB	  (1ull << 20)
 #define TiB	  (1ull << 40)
@@ -67,6 +68,8 @@ static struct {
 	int streams, events, libraries; /* live objects */
 	int copy_rc;
 	int event_query_rc;
+	int stream_query_rc;
+	int records; /* event_record calls */
 	int faults;
 	uint32_t fault_kind;
 	int32_t fault_status;
@@ -233,9 +236,9 @@ static int stub_stream_sync(struct backend *b, struct backend_stream *s)
 	return 0;
 }
 
-static int stub_ok_stream(struct backend *b, struct backend_stream *s)
+static int stub_stream_query(struct backend *b, struct backend_stream *s)
 {
-	return 0;
+	return __atomic_load_n(&st.stream_query_rc, __ATOMIC_SEQ_CST);
 }
 
 static int stub_wait_event(struct backend *b, struct backend_stream *s,
@@ -262,6 +265,7 @@ static void stub_event_destroy(struct backend *b, struct backend_event *e)
 static int stub_event_record(struct backend *b, struct backend_event *e,
 			     struct backend_stream *s)
 {
+	__atomic_add_fetch(&st.records, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -339,7 +343,7 @@ static const struct backend_ops stub_ops = {
 	.stream_create = stub_stream_create,
 	.stream_destroy = stub_stream_destroy,
 	.stream_sync = stub_stream_sync,
-	.stream_query = stub_ok_stream,
+	.stream_query = stub_stream_query,
 	.stream_wait_event = stub_wait_event,
 	.event_create = stub_event_create,
 	.event_destroy = stub_event_destroy,
@@ -1409,6 +1413,48 @@ static void watchdog_keeps_up_with_many_short_kernels(void **state)
 	fx_free(f);
 }
 
+/*
+ * The watchdog's catch-up record goes only on a stream that is still busy:
+ * on an idle one it would be work the client never queued, and
+ * cuStreamQuery would say NOT_READY after all of the client's work there
+ * was done. A busy stream still gets it (a hang behind it is caught).
+ */
+static void watchdog_catch_up_skips_an_idle_stream(void **state)
+{
+	struct fx *f = fx_new(100); /* polls every 10 ms */
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		__atomic_store_n(&st.records, 0, __ATOMIC_SEQ_CST);
+		/* one tracked launch, then one untracked behind it */
+		__atomic_store_n(&st.event_query_rc, CUDA_ERROR_NOT_READY,
+				 __ATOMIC_SEQ_CST);
+		assert_int_equal(
+			run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			CUDA_SUCCESS);
+		assert_int_equal(
+			run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			CUDA_SUCCESS);
+		assert_int_equal(__atomic_load_n(&st.records, __ATOMIC_SEQ_CST),
+				 1);
+		/* i == 0: the stream drained; i == 1: still busy */
+		__atomic_store_n(&st.stream_query_rc,
+				 i ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS,
+				 __ATOMIC_SEQ_CST);
+		__atomic_store_n(&st.event_query_rc, CUDA_SUCCESS,
+				 __ATOMIC_SEQ_CST);
+		sleep_ms(60);
+		assert_int_equal(__atomic_load_n(&st.records, __ATOMIC_SEQ_CST),
+				 i ? 2 : 1);
+		assert_int_equal(worker_watchdog_pending(&f->w), 0);
+	}
+	assert_int_equal(st.faults, 0);
+	__atomic_store_n(&st.stream_query_rc, CUDA_SUCCESS, __ATOMIC_SEQ_CST);
+	fx_free(f);
+}
+
 /* ---- host regions ----------------------------------------------------- */
 
 static int pins, unpins;
@@ -1940,6 +1986,7 @@ int main(void)
 		cmocka_unit_test(sticky_backend_errors_raise_a_gpu_fault),
 		cmocka_unit_test(watchdog_faults_a_kernel_past_the_time_limit),
 		cmocka_unit_test(watchdog_keeps_up_with_many_short_kernels),
+		cmocka_unit_test(watchdog_catch_up_skips_an_idle_stream),
 		cmocka_unit_test(region_create_checks_sizes_and_the_socket),
 		cmocka_unit_test(region_create_passes_one_sealed_memfd),
 		cmocka_unit_test(region_copies_use_the_region_in_one_call),
