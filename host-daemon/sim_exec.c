@@ -629,6 +629,22 @@ int sim_event_record(struct sim_exec *x, struct backend_event *e,
 	it->u.ev.e = e;
 	pthread_mutex_lock(&x->lock);
 	it->u.ev.seq = e->recorded + 1;
+	if (!s->head && !s->running && !s->dying && !s->quit) {
+		/*
+		 * An idle stream reaches the record at once. Queued, it
+		 * would keep the stream busy for stream_query until its
+		 * thread woke: a record the worker adds (the watchdog's
+		 * catch-up) would make cuStreamQuery say NOT_READY on a
+		 * stream whose work is all done. On a busy stream the
+		 * record is reached under the same lock hold that finishes
+		 * its predecessor, so it is never seen alone.
+		 */
+		e->recorded++;
+		event_complete(x, e, e->recorded);
+		pthread_mutex_unlock(&x->lock);
+		free(it);
+		return CUDA_SUCCESS;
+	}
 	rc = enqueue(x, s, it);
 	if (rc == CUDA_SUCCESS) {
 		e->recorded++;

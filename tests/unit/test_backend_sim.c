@@ -882,6 +882,30 @@ static void sim_queries_are_not_ready_while_a_kernel_spins(void **state)
 	ops->library_unload(f->b, l);
 }
 
+/*
+ * A record on an idle stream is reached at once: the stream never looks
+ * busy because of it (the worker's watchdog records on client streams, and
+ * cuStreamQuery must stay CUDA_SUCCESS once the client's work is done).
+ */
+static void sim_record_on_an_idle_stream_keeps_it_idle(void **state)
+{
+	struct fixture *f = *state;
+	struct backend_stream *s;
+	struct backend_event *e;
+	int i;
+
+	assert_int_equal(ops->stream_create(f->b, &s), 0);
+	assert_int_equal(ops->event_create(f->b, CU_EVENT_DISABLE_TIMING, &e),
+			 0);
+	for (i = 0; i < 1000; i++) {
+		assert_int_equal(ops->event_record(f->b, e, s), 0);
+		assert_int_equal(ops->stream_query(f->b, s), 0);
+		assert_int_equal(ops->event_query(f->b, e), 0);
+	}
+	ops->event_destroy(f->b, e);
+	ops->stream_destroy(f->b, s);
+}
+
 static void sim_event_elapsed_time(void **state)
 {
 	struct fixture *f = *state;
@@ -1178,6 +1202,7 @@ int main(void)
 		T(sim_compressed_fatbin_finds_twins_by_name),
 		T(sim_streams_and_events_keep_order),
 		T(sim_queries_are_not_ready_while_a_kernel_spins),
+		T(sim_record_on_an_idle_stream_keeps_it_idle),
 		T(sim_event_elapsed_time),
 		T(sim_blocks_run_on_the_slices_sms),
 		T(sim_launch_checks_dimensions),
