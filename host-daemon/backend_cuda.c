@@ -375,12 +375,10 @@ int cuda_slice_build(struct backend *b, CUdevice dev, const uint32_t *want,
  * events gone). Its context may still be current to some thread: that
  * thread makes the current slice's current at its next locked call.
  */
-void cuda_slice_free(struct backend *b, struct cuda_slice *sl)
+void cuda_slice_free_leftovers(struct backend *b, struct cuda_slice *sl)
 {
 	uint32_t i;
 
-	if (!sl)
-		return;
 	for (i = 0; i < sl->nold; i++)
 		if (sl->old[i])
 			b->cu.cuStreamDestroy_v2(sl->old[i]);
@@ -390,13 +388,24 @@ void cuda_slice_free(struct backend *b, struct cuda_slice *sl)
 	for (i = 0; i < sl->npassed; i++)
 		if (sl->passed[i])
 			b->cu.cuEventDestroy_v2(sl->passed[i]);
+	free(sl->old);
+	free(sl->fences);
+	free(sl->passed);
+	sl->old = NULL;
+	sl->fences = NULL;
+	sl->passed = NULL;
+	sl->nold = sl->nfences = sl->npassed = 0;
+}
+
+void cuda_slice_free(struct backend *b, struct cuda_slice *sl)
+{
+	if (!sl)
+		return;
+	cuda_slice_free_leftovers(b, sl);
 	if (sl->marker)
 		b->cu.cuStreamDestroy_v2(sl->marker);
 	if (sl->green)
 		b->cu.cuGreenCtxDestroy(sl->green);
-	free(sl->old);
-	free(sl->fences);
-	free(sl->passed);
 	free(sl);
 }
 

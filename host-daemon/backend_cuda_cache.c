@@ -94,22 +94,7 @@ void cuda_cache_put(struct backend *b, struct cuda_slice *sl)
 		cuda_slice_free(b, sl);
 		return;
 	}
-	for (i = 0; i < sl->nold; i++)
-		if (sl->old[i])
-			b->cu.cuStreamDestroy_v2(sl->old[i]);
-	for (i = 0; i < sl->nfences; i++)
-		if (sl->fences[i])
-			b->cu.cuEventDestroy_v2(sl->fences[i]);
-	for (i = 0; i < sl->npassed; i++)
-		if (sl->passed[i])
-			b->cu.cuEventDestroy_v2(sl->passed[i]);
-	free(sl->old);
-	free(sl->fences);
-	free(sl->passed);
-	sl->old = NULL;
-	sl->fences = NULL;
-	sl->passed = NULL;
-	sl->nold = sl->nfences = sl->npassed = 0;
+	cuda_slice_free_leftovers(b, sl);
 	sl->next = NULL;
 	sl->events = 0;
 	sl->users = 0;

@@ -188,6 +188,9 @@ int cuda_slice_build(struct backend *b, CUdevice dev, const uint32_t *want,
 		     size_t errlen);
 /* Destroy a slice nothing refers to any more. */
 void cuda_slice_free(struct backend *b, struct cuda_slice *sl);
+/* Only what the switch away from it left: its old streams, fences and
+ * "passed" events (the context and marker stay). */
+void cuda_slice_free_leftovers(struct backend *b, struct cuda_slice *sl);
 /* The device description for b->dev and b->nsms. */
 void cuda_read_info(struct backend *b, const char *gpu_name,
 		    const uint8_t uuid[16]);
