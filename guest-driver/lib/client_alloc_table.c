@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client_snapshot.h"
 #include "client_alloc_table.h"
 
 void client_alloc_table_init(struct client_alloc_table *t)
@@ -108,19 +109,10 @@ int client_alloc_find(struct client_alloc_table *t, uint64_t ptr,
 long client_alloc_snapshot(struct client_alloc_table *t,
 			   struct client_alloc **out)
 {
-	struct client_alloc *v = NULL;
-	long n;
+	void *copy;
+	long n = client_snapshot(&t->lock, (void *const *)&t->v, &t->n,
+				 sizeof(*t->v), &copy);
 
-	pthread_mutex_lock(&t->lock);
-	n = (long)t->n;
-	if (n) {
-		v = malloc(t->n * sizeof(*v));
-		if (v)
-			memcpy(v, t->v, t->n * sizeof(*v));
-		else
-			n = -1;
-	}
-	pthread_mutex_unlock(&t->lock);
-	*out = v;
+	*out = copy;
 	return n;
 }

@@ -16,6 +16,7 @@
 
 #include <vgpu/protocol.h>
 
+#include "client_snapshot.h"
 #include "client_region.h"
 
 #define REGION_MAX_FDS 4 /* room to notice (and close) extra fds */
@@ -131,20 +132,11 @@ int client_region_find(struct client_region_table *t, uint64_t ptr,
 long client_region_snapshot(struct client_region_table *t,
 			    struct client_region **out)
 {
-	struct client_region *v = NULL;
-	long n;
+	void *copy;
+	long n = client_snapshot(&t->lock, (void *const *)&t->v, &t->n,
+				 sizeof(*t->v), &copy);
 
-	pthread_mutex_lock(&t->lock);
-	n = (long)t->n;
-	if (n) {
-		v = malloc(t->n * sizeof(*v));
-		if (v)
-			memcpy(v, t->v, t->n * sizeof(*v));
-		else
-			n = -1;
-	}
-	pthread_mutex_unlock(&t->lock);
-	*out = v;
+	*out = copy;
 	return n;
 }
 
