@@ -33,7 +33,7 @@ static long long entry_flags(unsigned long long flags, int per_thread)
  * cudaErrorInvalidValue.
  */
 static cudaError_t
-entry_point(const char *symbol, void **funcPtr, int cudaVersion,
+entry_point(const char *symbol, void **funcPtr, unsigned int cudaVersion,
 	    unsigned long long flags,
 	    enum cudaDriverEntryPointQueryResult *driverStatus, int per_thread)
 {
@@ -51,9 +51,9 @@ entry_point(const char *symbol, void **funcPtr, int cudaVersion,
 	res = cuDriverGetVersion(&driver);
 	if (res != CUDA_SUCCESS)
 		return cudart_ret_cu(res);
-	if (cudaVersion > driver)
+	if (driver < 0 || cudaVersion > (unsigned int)driver)
 		return cudart_ret(cudaErrorInvalidValue);
-	res = cuGetProcAddress(symbol, funcPtr, cudaVersion,
+	res = cuGetProcAddress(symbol, funcPtr, (int)cudaVersion,
 			       (cuuint64_t)cuflags, &st);
 	if (driverStatus)
 		*driverStatus = (enum cudaDriverEntryPointQueryResult)st;
@@ -85,10 +85,8 @@ CUDART_API cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion(
 	unsigned long long flags,
 	enum cudaDriverEntryPointQueryResult *driverStatus)
 {
-	if (cudaVersion > INT32_MAX)
-		return cudart_ret(cudaErrorInvalidValue);
-	return entry_point(symbol, funcPtr, (int)cudaVersion, flags,
-			   driverStatus, 0);
+	return entry_point(symbol, funcPtr, cudaVersion, flags, driverStatus,
+			   0);
 }
 
 CUDART_API cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(
@@ -96,8 +94,6 @@ CUDART_API cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(
 	unsigned long long flags,
 	enum cudaDriverEntryPointQueryResult *driverStatus)
 {
-	if (cudaVersion > INT32_MAX)
-		return cudart_ret(cudaErrorInvalidValue);
-	return entry_point(symbol, funcPtr, (int)cudaVersion, flags,
-			   driverStatus, 1);
+	return entry_point(symbol, funcPtr, cudaVersion, flags, driverStatus,
+			   1);
 }
