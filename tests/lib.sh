@@ -219,6 +219,18 @@ wait_for()
 	done
 }
 
+# kill_workers: SIGKILL the worker pids in WORKERS (workers adopted or
+# kept by a restarted vgpud are not its children, so its cleanup misses
+# them); for a script's EXIT trap: trap 'kill_workers; cleanup' EXIT
+WORKERS=()
+kill_workers()
+{
+	local p
+	for p in "${WORKERS[@]}"; do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+}
+
 # wait_pid PID SECONDS: waits for a child to exit; its status, or 124.
 wait_pid()
 {

@@ -13,7 +13,6 @@ set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 vgpu_test_start "vgpud starts on the simulator" --orphan-timeout 60
 STATE="$RUN_DIR/state.json"
-WORKERS=()
 
 # Another vgpud on the same run dir (what systemctl restart does).
 vgpud_again()
@@ -22,14 +21,6 @@ vgpud_again()
 		--orphan-timeout 60 "$@" >>"$VGPUD_LOG" 2>&1 &
 	VGPUD_PID=$!
 	wait_for 30 "the new vgpud to answer" vadmin list >/dev/null
-}
-# The stray workers if something below fails (not vgpud's children now).
-kill_workers()
-{
-	local p
-	for p in "${WORKERS[@]}"; do
-		kill -KILL "$p" 2>/dev/null || true
-	done
 }
 trap 'kill_workers; cleanup' EXIT
 

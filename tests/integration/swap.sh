@@ -25,14 +25,6 @@ export VGPU_SIM_GPUS=1 VGPU_SIM_MEMORY=2G
 vgpu_test_start "vgpud starts on the simulator (1 GPU, 2 GiB)" \
 	--orphan-timeout 60 --keep-workers
 LOG="$VGPUD_LOG"
-WORKERS=()
-kill_workers()
-{
-	local p
-	for p in "${WORKERS[@]}"; do
-		kill -KILL "$p" 2>/dev/null || true
-	done
-}
 trap 'kill_workers; cleanup' EXIT
 
 tap_run "create a (896 MiB)" vadmin create a --sms 16 --memory 896M

@@ -101,27 +101,6 @@ int ctlopen_run(const char *as)
 	return 0;
 }
 
-/* Creates DIR/name, then waits (120 s at most) for DIR/name.go. */
-static int wait_go(const char *dir, const char *name)
-{
-	char path[512];
-	int fd, i;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	snprintf(path, sizeof(path), "%s/%s.go", dir, name);
-	for (i = 0; i < 1200; i++) {
-		if (access(path, F_OK) == 0)
-			return 0;
-		usleep(100000);
-	}
-	diag("nobody said %s.go in 120 s", name);
-	return -1;
-}
-
 int ctlhold_run(const char *dir)
 {
 	int fd = open(CTL_PATH, O_RDWR | O_CLOEXEC), e;
@@ -130,7 +109,7 @@ int ctlhold_run(const char *dir)
 	if (!tap(fd >= 0, "another process holds %s (%s)", CTL_PATH,
 		 fd >= 0 ? "opened" : errno_name(errno)))
 		return 1;
-	if (wait_go(dir, "holding") < 0) {
+	if (sync_point(dir, "holding") < 0) {
 		close(fd);
 		return 1;
 	}

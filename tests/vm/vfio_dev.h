@@ -68,6 +68,9 @@ int ring_call(struct vfio_dev *d, struct vfio_ring *r, struct vgpu_sqe *sqe,
  * them). tap() returns cond. */
 int tap(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Creates DIR/name, then waits (120 s at most) for DIR/name.go: the
+ * host-side script's cue. 0, or -1. */
+int sync_point(const char *dir, const char *name);
 
 /* vfio_hostile.c */
 int hostile_run(struct vfio_dev *d);
