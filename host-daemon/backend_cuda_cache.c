@@ -95,9 +95,7 @@ void cuda_cache_put(struct backend *b, struct cuda_slice *sl)
 		return;
 	}
 	cuda_slice_free_leftovers(b, sl);
-	sl->next = NULL;
-	sl->events = 0;
-	sl->users = 0;
+	sl->next = NULL; /* events and users are 0: reclaim checked */
 	/* one per group set, and one on any GPU but the vGPU's own (it
 	 * only saves a move back there): an older one goes */
 	for (i = 0; i < b->ncache; i++)
