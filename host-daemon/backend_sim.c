@@ -34,6 +34,7 @@
 
 #include <cuda.h>
 
+#include "env_number.h"
 #include "backend.h"
 #include "backend_extent.h"
 #include "sim_exec.h"
@@ -92,70 +93,6 @@ struct backend {
 };
 
 /* ---- settings ----------------------------------------------------------- */
-
-/*
- * Read one numeric setting: unset means the default; anything else must
- * be a plain decimal number (with a K/M/G suffix where allowed) within
- * [min, max].
- */
-static int env_number(const char *var, uint64_t def, int suffix_ok,
-		      uint64_t min, uint64_t max, uint64_t *out, char *err,
-		      size_t errlen)
-{
-	const char *s = getenv(var);
-	unsigned long long v;
-	char *end;
-	int shift = 0;
-
-	if (!s) {
-		*out = def;
-		return 0;
-	}
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		goto bad;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		goto bad;
-	if (suffix_ok && *end) {
-		switch (*end) {
-		case 'K':
-		case 'k':
-			shift = 10;
-			break;
-		case 'M':
-		case 'm':
-			shift = 20;
-			break;
-		case 'G':
-		case 'g':
-			shift = 30;
-			break;
-		default:
-			goto bad;
-		}
-		end++;
-	}
-	if (*end)
-		goto bad;
-	if (shift && v > (UINT64_MAX >> shift))
-		goto range;
-	v <<= shift;
-	if (v < min || v > max)
-		goto range;
-	*out = v;
-	return 0;
-bad:
-	snprintf(err, errlen, "sim: %s='%s' is not a %s", var, s,
-		 suffix_ok ? "size (a number with an optional K, M or G)"
-			   : "number");
-	return -1;
-range:
-	snprintf(err, errlen,
-		 "sim: %s='%s' is out of range (%" PRIu64 " to %" PRIu64 ")",
-		 var, s, min, max);
-	return -1;
-}
 
 static int sim_settings_read(struct sim_settings *st, char *err, size_t errlen)
 {

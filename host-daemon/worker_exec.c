@@ -18,7 +18,6 @@
 #include <cuda.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "env_number.h"
 #include "worker.h"
 #include "worker_part.h"
 #include "worker_state.h"
@@ -398,7 +398,8 @@ static int validate_kernel_attr(struct worker_session *s,
 				      CUDA_ERROR_INVALID_VALUE);
 		return CUDA_SUCCESS;
 	case VGPU_OP_KERNEL_SET_ATTRIBUTE:
-		if (q->a[0] == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+		if (q->a[0] ==
+		    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
 			if (q->a[1] > (uint64_t)(optin > 0 ? optin : 0))
 				return reject(why,
 					      "dynamic shared memory limit "
@@ -409,16 +410,15 @@ static int validate_kernel_attr(struct worker_session *s,
 		if (q->a[0] ==
 		    CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) {
 			if ((int64_t)q->a[1] < -1 || (int64_t)q->a[1] > 100)
-				return reject(why,
-					      "carveout not in -1..100",
+				return reject(why, "carveout not in -1..100",
 					      CUDA_ERROR_INVALID_VALUE);
 			return CUDA_SUCCESS;
 		}
 		return reject(why, "kernel attribute cannot be set",
 			      CUDA_ERROR_NOT_SUPPORTED);
 	default: /* KERNEL_OCCUPANCY */
-		if (q->a[0] == 0 || q->a[0] > (uint64_t)(maxthr > 0 ? maxthr
-								   : 1024))
+		if (q->a[0] == 0 ||
+		    q->a[0] > (uint64_t)(maxthr > 0 ? maxthr : 1024))
 			return reject(why, "block size out of range",
 				      CUDA_ERROR_INVALID_VALUE);
 		if (q->a[1] > (uint64_t)(optin > 0 ? optin : 0))
@@ -1077,30 +1077,20 @@ static int exec_event_create(struct worker_session *s, uint32_t flags,
 
 void worker_regions_cap_init(struct worker *w)
 {
-	const char *v = getenv("VGPU_SIM_REGIONS_TOTAL_MAX");
-	unsigned long long n;
-	char *end;
+	char err[160];
+	uint64_t n;
 
 	w->region_total_max = 0;
-	if (!v || !*v)
-		return;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (*end == 'K' || *end == 'M' || *end == 'G') {
-		int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
-
-		n = n > (ULLONG_MAX >> shift) ? ULLONG_MAX : n << shift;
-		end++;
-	}
-	if (errno || end == v || *end || !n || n > WORKER_REGIONS_TOTAL_MAX) {
-		worker_log(w,
-			   "VGPU_SIM_REGIONS_TOTAL_MAX '%s' ignored (bytes, "
-			   "1 .. %llu)",
-			   v, (unsigned long long)WORKER_REGIONS_TOTAL_MAX);
+	if (env_number("VGPU_SIM_REGIONS_TOTAL_MAX", 0, 1, 1,
+		       WORKER_REGIONS_TOTAL_MAX, &n, err, sizeof(err))) {
+		worker_log(w, "%s: ignored", err);
 		return;
 	}
+	if (!n)
+		return; /* unset */
 	w->region_total_max = n;
-	worker_log(w, "host regions capped at %llu bytes per vGPU (test)", n);
+	worker_log(w, "host regions capped at %llu bytes per vGPU (test)",
+		   (unsigned long long)n);
 }
 
 static uint64_t regions_cap(const struct worker *w)

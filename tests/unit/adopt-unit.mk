@@ -10,7 +10,7 @@ unit-tests: $(ADOPT_TEST_BIN)
 
 $(ADOPT_TEST_BIN): $(BUILD)/obj/tests/unit/test_worker_adopt.o \
 		   $(WORKER_OBJ_DIR)/worker_adopt.o $(CTL_MSG_OBJ) \
-		   $(WORKER_CORE_OBJS)
+		   $(WORKER_CORE_OBJS) $(WORKER_OBJ_DIR)/env_number.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka -pthread
 

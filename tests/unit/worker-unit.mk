@@ -15,7 +15,8 @@ $(BUILD)/tests/unit/test_ring: $(WORKER_TEST_OBJ_DIR)/test_ring.o
 $(BUILD)/tests/unit/test_suballoc: $(WORKER_TEST_OBJ_DIR)/test_suballoc.o \
 	$(BUILD)/obj/host-daemon/mem_suballoc.o
 $(BUILD)/tests/unit/test_worker_validate: \
-	$(WORKER_TEST_OBJ_DIR)/test_worker_validate.o $(WORKER_CORE_OBJS)
+	$(WORKER_TEST_OBJ_DIR)/test_worker_validate.o $(WORKER_CORE_OBJS) \
+	$(WORKER_OBJ_DIR)/env_number.o
 
 $(WORKER_TEST_BIN):
 	@mkdir -p $(@D)
