@@ -57,6 +57,9 @@
 /* Host regions of all clients of a vGPU together: a client may pin
  * VGPU_HOST_REGIONS_MAX_BYTES, but 64 clients must not pin 64 times that */
 #define WORKER_REGIONS_TOTAL_MAX (2 * VGPU_HOST_REGIONS_MAX_BYTES)
+/* ... and in number: each is a mapping and a memfd of the worker, and
+ * small ones would reach vm.max_map_count (65530) long before the bytes */
+#define WORKER_REGIONS_COUNT_MAX 16384u
 
 struct worker_client;
 struct worker_watchdog;
@@ -130,6 +133,7 @@ struct worker {
 	 * region is made, given back when it goes (worker_exec.c) */
 	uint64_t region_total;
 	uint64_t region_total_max; /* 0: WORKER_REGIONS_TOTAL_MAX */
+	uint32_t region_count;	   /* how many (atomic), as region_total */
 };
 
 /*

@@ -1100,10 +1100,11 @@ static uint64_t regions_cap(const struct worker *w)
 }
 
 /*
- * Reserve size bytes of the vGPU's region budget, atomically: clients'
- * threads create regions at the same time, so the check and the
- * addition must be one step (validation, which runs earlier, cannot hold
- * the budget). -1 when the regions of all clients would exceed the cap.
+ * Reserve size bytes and one region of the vGPU's region budget,
+ * atomically: clients' threads create regions at the same time, so the
+ * check and the addition must be one step (validation, which runs
+ * earlier, cannot hold the budget). -1 when the regions of all clients
+ * would exceed either cap.
  */
 static int region_reserve(struct worker *w, uint64_t size)
 {
@@ -1116,12 +1117,19 @@ static int region_reserve(struct worker *w, uint64_t size)
 	} while (!__atomic_compare_exchange_n(&w->region_total, &cur,
 					      cur + size, 0, __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
+	if (__atomic_add_fetch(&w->region_count, 1, __ATOMIC_ACQ_REL) >
+	    WORKER_REGIONS_COUNT_MAX) {
+		__atomic_fetch_sub(&w->region_count, 1, __ATOMIC_ACQ_REL);
+		__atomic_fetch_sub(&w->region_total, size, __ATOMIC_ACQ_REL);
+		return -1;
+	}
 	return 0;
 }
 
 static void region_unreserve(struct worker *w, uint64_t size)
 {
 	__atomic_fetch_sub(&w->region_total, size, __ATOMIC_ACQ_REL);
+	__atomic_fetch_sub(&w->region_count, 1, __ATOMIC_ACQ_REL);
 }
 
 /* Unpin (before unmapping: the driver must not keep a stale pinning),
@@ -1200,9 +1208,11 @@ static int exec_region_create(struct worker_session *s, uint64_t size,
 				   "client %u: host region of %llu bytes "
 				   "refused: the vGPU's host regions would "
 				   "exceed their cap of %llu bytes "
-				   "(WORKER_REGIONS_TOTAL_MAX)",
+				   "(WORKER_REGIONS_TOTAL_MAX) or of %u "
+				   "regions (WORKER_REGIONS_COUNT_MAX)",
 				   s->owner, (unsigned long long)size,
-				   (unsigned long long)regions_cap(w));
+				   (unsigned long long)regions_cap(w),
+				   WORKER_REGIONS_COUNT_MAX);
 		}
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}

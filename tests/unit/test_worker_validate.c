@@ -1801,6 +1801,15 @@ static void regions_are_capped_per_vgpu(void **state)
 	assert_int_equal(f->w.region_total, 3 * page);
 	worker_session_fini(s2); /* its regions go with it */
 	assert_int_equal(f->w.region_total, 0);
+	assert_int_equal(f->w.region_count, 0);
+	/* in number too: a vGPU whose regions are at the count cap gets no
+	 * more, however small */
+	f->w.region_count = WORKER_REGIONS_COUNT_MAX;
+	assert_int_equal(run(&f->s, region_create_sqe(1), r),
+			 CUDA_ERROR_OUT_OF_MEMORY);
+	assert_int_equal(f->w.region_count, WORKER_REGIONS_COUNT_MAX);
+	assert_int_equal(f->w.region_total, 0);
+	f->w.region_count = 0;
 	close_socket(s2, peer2);
 	free(s2);
 	close_socket(&f->s, peer);
