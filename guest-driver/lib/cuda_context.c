@@ -341,13 +341,34 @@ VGPU_API CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
 	return err;
 }
 
+/* Whether the process has a context of its own (cuCtxCreate) besides
+ * the primary one. */
+static int user_contexts(struct client *c, const struct client_ctx *primary)
+{
+	long n, i, user = 0;
+	void **v;
+
+	n = client_registry_handles(&c->registry, CLIENT_OBJ_CTX, &v);
+	if (n < 0)
+		return 1; /* out of memory: assume so, and free nothing */
+	for (i = 0; i < n; i++)
+		if ((const struct client_ctx *)v[i] != primary)
+			user = 1;
+	free(v);
+	return user;
+}
+
 /*
  * Waits for the vGPU, then destroys every resource of the process
  * (client_reset: the contexts share them) with the primary context
  * current for the duration, and leaves the primary context inactive
  * (retain count 0) but valid: a thread that has it current keeps using
- * it, as after a reset in CUDA. An error of earlier work is returned and
- * the reset done anyway; a dead worker's error is returned as it is.
+ * it, as after a reset in CUDA. The resources are not tagged with the
+ * context that made them, so while a context of the program's own
+ * (cuCtxCreate) is alive nothing is freed: CUDA would keep its resources,
+ * and freeing them under it would be a silent wrong answer. An error of
+ * earlier work is returned and the reset done anyway; a dead worker's
+ * error is returned as it is.
  */
 VGPU_API CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
 {
@@ -364,7 +385,8 @@ VGPU_API CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
 	primary = c->primary;
 	c->primary_refs = 0;
 	pthread_mutex_unlock(&c->primary_lock);
-	if (primary && ctx_push((CUcontext)primary) == CUDA_SUCCESS) {
+	if (primary && !user_contexts(c, primary) &&
+	    ctx_push((CUcontext)primary) == CUDA_SUCCESS) {
 		res = client_reset(c);
 		ctx_stack.n--;
 		if (err == CUDA_SUCCESS)
