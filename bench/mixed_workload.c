@@ -13,15 +13,19 @@
  *             computeBound kernels of BLOCKS blocks, each launched and
  *             waited for (its latency: launch to completion, host clock)
  *   compute   batch: computeBound kernels of BLOCKS blocks, INFLIGHT
- *             launched ahead, continuously (a job = one kernel)
+ *             launched ahead, continuously (a job = one kernel); with
+ *             --streams S they go round-robin over S streams, so up to
+ *             S grids are pending at once (a flood: the GPU's work
+ *             distributor then has them all queued ahead of a
+ *             neighbour's grid, where one stream offers one at a time)
  *   memory    batch: saxpy over ELEMENTS floats (memory-bound: 12 bytes
  *             moved per element), INFLIGHT ahead, continuously
  *   calibrate-compute, calibrate-memory
  *             the ITERS (ELEMENTS) for which one kernel takes TARGET ms
  *             here (scaled from a first guess, three rounds)
  *
- * Options: --blocks N --iters N --elements N --inflight N --on-ms N
- *          --off-ms N --seconds S --start EPOCH_MS --target-ms T
+ * Options: --blocks N --iters N --elements N --inflight N --streams S
+ *          --on-ms N --off-ms N --seconds S --start EPOCH_MS --target-ms T
  * The measurement runs from --start (wall clock, ms since the epoch, so
  * that the three processes measure the same window) for --seconds;
  * before it the role warms up.
@@ -43,14 +47,15 @@
 
 struct opts {
 	const char *role, *kdir;
-	int blocks, iters, inflight, on_ms, off_ms;
+	int blocks, iters, inflight, streams, on_ms, off_ms;
 	long elements;
 	double seconds, target_ms, start_ms;
 };
 
 struct gpu {
 	CUcontext ctx;
-	CUstream s;
+	CUstream s, batch[MAX_INFLIGHT]; /* batch[0] is s */
+	int nbatch;
 	CUfunction compute, saxpy;
 	CUdeviceptr out, x, y;
 	long out_elems, elements;
@@ -89,6 +94,10 @@ static void gpu_init(struct gpu *g, const struct opts *o)
 	CHECK(cuDevicePrimaryCtxRetain(&g->ctx, dev));
 	CHECK(cuCtxSetCurrent(g->ctx));
 	CHECK(cuStreamCreate(&g->s, CU_STREAM_NON_BLOCKING));
+	g->batch[0] = g->s;
+	g->nbatch = o->streams;
+	for (int i = 1; i < g->nbatch; i++)
+		CHECK(cuStreamCreate(&g->batch[i], CU_STREAM_NON_BLOCKING));
 	g->compute = load(o->kdir, "compute_bound.cubin", "computeBound");
 	g->saxpy = load(o->kdir, "saxpy.cubin", "saxpy");
 	g->out_elems = (long)o->blocks * 256;
@@ -103,22 +112,22 @@ static void gpu_init(struct gpu *g, const struct opts *o)
 	CHECK(cuCtxSynchronize());
 }
 
-static void launch_compute(struct gpu *g, int blocks, int iters)
+static void launch_compute(struct gpu *g, CUstream s, int blocks, int iters)
 {
 	void *args[] = {&g->out, &iters};
 
-	CHECK(cuLaunchKernel(g->compute, blocks, 1, 1, 256, 1, 1, 0, g->s, args,
+	CHECK(cuLaunchKernel(g->compute, blocks, 1, 1, 256, 1, 1, 0, s, args,
 			     NULL));
 }
 
-static void launch_saxpy(struct gpu *g, long n)
+static void launch_saxpy(struct gpu *g, CUstream s, long n)
 {
 	float a = 0.5f;
 	int ni = (int)n;
 	void *args[] = {&a, &g->x, &g->y, &ni};
 
 	CHECK(cuLaunchKernel(g->saxpy, (unsigned)((n + 255) / 256), 1, 1, 256,
-			     1, 1, 0, g->s, args, NULL));
+			     1, 1, 0, s, args, NULL));
 }
 
 /* Sleep until wall time t (ms). */
@@ -140,7 +149,7 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		return 1;
 	/* warm-up: a few kernels */
 	for (int i = 0; i < 50; i++) {
-		launch_compute(g, o->blocks, o->iters);
+		launch_compute(g, g->s, o->blocks, o->iters);
 		CHECK(cuStreamSynchronize(g->s));
 	}
 	sleep_until(o->start_ms);
@@ -149,7 +158,7 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		mark = wall_ms();
 		burst_end = mark + o->on_ms;
 		while ((t0 = bench_now_ms()), wall_ms() < burst_end) {
-			launch_compute(g, o->blocks, o->iters);
+			launch_compute(g, g->s, o->blocks, o->iters);
 			CHECK(cuStreamSynchronize(g->s));
 			t1 = bench_now_ms();
 			if (n < MAX_SAMPLES)
@@ -172,7 +181,24 @@ static int run_lc(struct gpu *g, const struct opts *o)
 	return 0;
 }
 
-/* Batch: keep inflight jobs queued; count the ones done in the window. */
+/* Job number i of a batch role, and its event, on its stream. */
+static void issue(struct gpu *g, const struct opts *o, bool memory, long i,
+		  CUevent ev)
+{
+	CUstream s = g->batch[i % g->nbatch];
+
+	if (memory)
+		launch_saxpy(g, s, g->elements);
+	else
+		launch_compute(g, s, o->blocks, o->iters);
+	CHECK(cuEventRecord(ev, s));
+}
+
+/*
+ * Batch: keep inflight jobs queued; count the ones done in the window
+ * (waited for in the order issued: over several streams a later one may
+ * finish first, which only delays its count to its turn).
+ */
 static int run_batch(struct gpu *g, const struct opts *o, bool memory)
 {
 	CUevent ev[MAX_INFLIGHT];
@@ -188,11 +214,7 @@ static int run_batch(struct gpu *g, const struct opts *o, bool memory)
 			CHECK(cuEventSynchronize(ev[done % k]));
 			done++;
 		}
-		if (memory)
-			launch_saxpy(g, g->elements);
-		else
-			launch_compute(g, o->blocks, o->iters);
-		CHECK(cuEventRecord(ev[issued % k], g->s));
+		issue(g, o, memory, issued, ev[issued % k]);
 		issued++;
 	}
 	t_start = wall_ms();
@@ -203,15 +225,11 @@ static int run_batch(struct gpu *g, const struct opts *o, bool memory)
 			done++;
 			jobs++;
 		}
-		if (memory)
-			launch_saxpy(g, g->elements);
-		else
-			launch_compute(g, o->blocks, o->iters);
-		CHECK(cuEventRecord(ev[issued % k], g->s));
+		issue(g, o, memory, issued, ev[issued % k]);
 		issued++;
 	}
 	t_start = wall_ms() - t_start;
-	CHECK(cuStreamSynchronize(g->s));
+	CHECK(cuCtxSynchronize());
 	for (i = 0; i < k; i++)
 		CHECK(cuEventDestroy(ev[i]));
 	printf("batch jobs %ld seconds %.3f jobs_per_s %.2f mean_ms %.4f\n",
@@ -231,9 +249,9 @@ static double time_one(struct gpu *g, bool memory, int iters, long n,
 
 		for (int i = 0; i < 3; i++) {
 			if (memory)
-				launch_saxpy(g, n);
+				launch_saxpy(g, g->s, n);
 			else
-				launch_compute(g, blocks, iters);
+				launch_compute(g, g->s, blocks, iters);
 		}
 		CHECK(cuStreamSynchronize(g->s));
 		t[r] = (bench_now_ms() - t0) / 3;
@@ -280,7 +298,7 @@ static void usage(void)
 		"usage: mixed_workload lc|compute|memory|calibrate-compute|"
 		"calibrate-memory KDIR\n"
 		"       [--blocks N] [--iters N] [--elements N] [--inflight "
-		"N]\n"
+		"N] [--streams S]\n"
 		"       [--on-ms N] [--off-ms N] [--seconds S] [--start "
 		"EPOCH_MS]"
 		"\n       [--target-ms T]\n");
@@ -292,6 +310,7 @@ int main(int argc, char **argv)
 	struct opts o = {.blocks = 64,
 			 .iters = 4000,
 			 .inflight = 2,
+			 .streams = 1,
 			 .on_ms = 100,
 			 .off_ms = 100,
 			 .elements = 1 << 24,
@@ -316,6 +335,8 @@ int main(int argc, char **argv)
 			o.elements = atol(v);
 		else if (!strcmp(a, "--inflight"))
 			o.inflight = atoi(v);
+		else if (!strcmp(a, "--streams"))
+			o.streams = atoi(v);
 		else if (!strcmp(a, "--on-ms"))
 			o.on_ms = atoi(v);
 		else if (!strcmp(a, "--off-ms"))
@@ -331,7 +352,8 @@ int main(int argc, char **argv)
 		i++;
 	}
 	if (o.blocks < 1 || o.iters < 1 || o.inflight < 1 ||
-	    o.inflight > MAX_INFLIGHT || o.elements < 1024 ||
+	    o.inflight > MAX_INFLIGHT || o.streams < 1 ||
+	    o.streams > o.inflight || o.elements < 1024 ||
 	    o.elements > (1l << 30) || o.seconds <= 0 || o.target_ms <= 0)
 		usage();
 	if (!o.start_ms)

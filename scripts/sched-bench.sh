@@ -35,9 +35,13 @@
 #   --sim    on the simulator, for the script's own test: no GPU figure
 #            comes from it (and no native configurations)
 # Each policy, and plain MPS, runs a second time with the compute batch
-# FLOOD_INFLIGHT (16, at most 16) kernels ahead instead of 2 ("_flood"):
-# a tenant that floods the GPU, as ARCHITECTURE.md measured plain MPS
-# against (17 ms); their "vs stat" is against static_flood.
+# flooding the GPU ("_flood"): FLOOD_INFLIGHT (16, at most 16) kernels
+# ahead instead of 2, round-robin over FLOOD_STREAMS (16) streams, so
+# that many grids are pending at once, as in the flood ARCHITECTURE.md
+# measured plain MPS against (17 ms). (With one stream only one grid of
+# the batch is pending at a time, whatever is queued behind it: run 3 of
+# 2026-11-23 saw plain MPS's p99 unchanged at 758 us with 16 ahead.)
+# Their "vs stat" is against static_flood, "mps/p99" against mps_flood.
 # Knobs (environment): SECONDS_PER_RUN (12), CURVE_SECONDS (6),
 # LC_SMS (32), LC_MIN (8), COMPUTE_SMS (48), MEMORY_SMS (40), DWELL_MS
 # (20), ON_MS (100), OFF_MS (100), LC_TARGET_MS (0.05), BATCH_BLOCKS (2112).
@@ -63,6 +67,7 @@ SECS=${SECONDS_PER_RUN:-12}
 CURVE_SECS=${CURVE_SECONDS:-6}
 CURVE="0.1 0.3 1 3 10"
 FLOOD=${FLOOD_INFLIGHT:-16}
+FLOOD_STREAMS=${FLOOD_STREAMS:-$FLOOD}
 LC_SMS=${LC_SMS:-32}
 LC_MIN=${LC_MIN:-8}
 COMPUTE_SMS=${COMPUTE_SMS:-48}
@@ -224,7 +229,8 @@ window() {
 			"$secs" --start $start ;;
 		compute) $how compute "$MW" compute "$KDIR" --blocks \
 			$BATCH_BLOCKS --iters "$citers" --seconds "$secs" \
-			--inflight "${INFLIGHT:-2}" --start $start ;;
+			--inflight "${INFLIGHT:-2}" --streams "${STREAMS:-1}" \
+			--start $start ;;
 		memory) $how memory "$MW" memory "$KDIR" --elements \
 			"$ELEMENTS" --seconds "$secs" --start $start ;;
 		esac >"$LOG/$tag.$r.log" 2>&1 &
@@ -285,7 +291,7 @@ say "== lc alone on its $LC_SMS-SM slice (solo)"
 window solo on_vgpu lc
 say "== static"
 window static on_vgpu
-INFLIGHT=$FLOOD window static_flood on_vgpu
+INFLIGHT=$FLOOD STREAMS=$FLOOD_STREAMS window static_flood on_vgpu
 say "== fair (lc lends down to $LC_MIN SMs; dwell $DWELL_MS ms)"
 admin policy lc --min-sms "$LC_MIN" --max-sms "$LC_SMS" >/dev/null &&
 	admin policy compute --min-sms 8 >/dev/null &&
@@ -294,14 +300,14 @@ admin policy lc --min-sms "$LC_MIN" --max-sms "$LC_SMS" >/dev/null &&
 		tee -a "$LOG/policy.log" ||
 	{ FAILED=1; say "FAIL setting the fair policy"; }
 window fair on_vgpu
-INFLIGHT=$FLOOD window fair_flood on_vgpu
+INFLIGHT=$FLOOD STREAMS=$FLOOD_STREAMS window fair_flood on_vgpu
 admin policy >"$LOG/fair.policy.txt" 2>&1
 say "== priority (lc high)"
 admin policy lc --priority high >/dev/null &&
 	admin policy --gpu 0 --mode priority | tee -a "$LOG/policy.log" ||
 	{ FAILED=1; say "FAIL setting the priority policy"; }
 window priority on_vgpu
-INFLIGHT=$FLOOD window priority_flood on_vgpu
+INFLIGHT=$FLOOD STREAMS=$FLOOD_STREAMS window priority_flood on_vgpu
 admin policy >"$LOG/priority.policy.txt" 2>&1
 for len in $CURVE; do
 	it=$(awk -v i="$ITERS_B" -v l="$len" 'BEGIN{printf "%d", i * l}')
@@ -322,14 +328,14 @@ if [ $SIM = 0 ]; then
 	CUDA_MPS_PIPE_DIRECTORY=$MPSDIR CUDA_MPS_LOG_DIRECTORY=$MPSDIR/log \
 		nvidia-cuda-mps-control -d || die "MPS did not start"
 	window mps mps_client
-	INFLIGHT=$FLOOD window mps_flood mps_client
+	INFLIGHT=$FLOOD STREAMS=$FLOOD_STREAMS window mps_flood mps_client
 	echo quit | CUDA_MPS_PIPE_DIRECTORY=$MPSDIR nvidia-cuda-mps-control
 	rm -rf "$MPSDIR"
 	MPSDIR=
 fi
 
 # ---- the table and the goals -----------------------------------------------------
-python3 - "$LOG/rows" "$LC_SMS" "$SIM" "$FLOOD" >"$LOG/summary.txt" <<'EOF'
+python3 - "$LOG/rows" "$LC_SMS" "$SIM" "$FLOOD on $FLOOD_STREAMS streams" >"$LOG/summary.txt" <<'EOF'
 import sys
 rows, lc_sms, sim = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "1"
 flood = sys.argv[4]
