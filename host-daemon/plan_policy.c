@@ -322,7 +322,7 @@ static void moves(const struct policy_gpu *g, struct policy_vgpu *v, uint32_t n,
 		sum += t[i];
 		want[i] = v[i].runnable && !v[i].hold;
 		dwell_ok[i] = now - v[i].changed_ms >= (int64_t)g->dwell_ms &&
-			      (v[i].runnable ||
+			      (v[i].runnable || v[i].gap_known ||
 			       now - v[i].idle_ms >= (int64_t)g->dwell_ms);
 		gl[i] = want[i] && v[i].share < ideal[i] ? v[i].share
 							 : ideal[i];

@@ -96,6 +96,9 @@ struct policy_vgpu {
 	bool runnable;	    /* has work */
 	int64_t changed_ms; /* its groups last changed (0: long ago) */
 	int64_t idle_ms;    /* went idle then (meaningful when !runnable) */
+	bool gap_known;	    /* idle, and its next burst is predicted a dwell
+			     * or more past the lead that takes its groups
+			     * back: they may be lent before its dwell */
 	uint32_t drain_ms;  /* estimated time to give groups back */
 	/* time-slicing, kept by the caller between calls */
 	bool active;	 /* has a turn */

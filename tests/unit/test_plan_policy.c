@@ -117,6 +117,41 @@ static void fair_lends_idle_groups_to_busy_after_the_dwell(void **state)
 	assert_int_equal(s.v[1].why, POLICY_BORROW);
 }
 
+/* A predicted gap (regular bursts, the next one far off) lends at once;
+ * the same vGPU without it waits out its dwell. */
+static void fair_lends_a_predicted_gap_before_the_dwell(void **state)
+{
+	struct sim s;
+
+	(void)state;
+	sim_init(&s, POLICY_FAIR, 15);
+	sim_add(&s, "lc", 4, 1, 15, 4);
+	sim_add(&s, "a", 6, 1, 15, 6);
+	sim_add(&s, "b", 5, 1, 15, 5);
+	sim_busy(&s, 1, true);
+	sim_busy(&s, 2, true);
+	s.v[0].runnable = true;
+	sim_step(&s, 200);
+	sim_busy(&s, 0, false); /* idle now, no gap known */
+	sim_step(&s, 1);
+	assert_int_equal(s.v[0].cur, 4);
+	s.v[0].gap_known = true; /* the caller predicts a long gap */
+	sim_step(&s, 1);	 /* 1 ms idle: lent */
+	assert_int_equal(s.v[0].cur, 1);
+	assert_int_equal(s.v[0].why, POLICY_LEND);
+	assert_int_equal(s.v[1].cur + s.v[2].cur, 14);
+	/* the dwell after a change still holds: a borrower changed just now
+	 * keeps what it got even if lc says its gap is known */
+	s.v[0].gap_known = false;
+	sim_busy(&s, 0, true);
+	sim_step(&s, 1); /* the owner busy: reclaimed at once */
+	assert_int_equal(s.v[0].cur, 4);
+	sim_busy(&s, 0, false);
+	s.v[0].gap_known = true;
+	sim_step(&s, 1); /* lc changed 1 ms ago: no lend within its dwell */
+	assert_int_equal(s.v[0].cur, 4);
+}
+
 static void fair_reclaims_at_once_when_the_owner_is_busy(void **state)
 {
 	struct sim s;
@@ -608,6 +643,7 @@ int main(void)
 		cmocka_unit_test(fair_gives_free_groups_to_the_busy_at_once),
 		cmocka_unit_test(fair_shares_by_weight_within_min_and_max),
 		cmocka_unit_test(fair_raises_a_vgpu_below_its_min),
+		cmocka_unit_test(fair_lends_a_predicted_gap_before_the_dwell),
 		cmocka_unit_test(fair_never_thrashes_within_the_dwell),
 		cmocka_unit_test(fair_lends_only_within_the_reclaim_bound),
 		cmocka_unit_test(fair_reclaim_takes_from_borrowers_first),
