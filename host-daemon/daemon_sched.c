@@ -336,6 +336,10 @@ uint32_t daemon_sched_collect(struct daemon *d, uint32_t gpu,
 		pv[k].fixed = !movable(d, v) ||
 			      (dynamic(&d->sched->gpu[gpu]) && !known(v));
 		pv[k].runnable = runnable(v, v->sched);
+		/* at its base, what it holds is home: where a shrink
+		 * goes back to and a grow starts from */
+		if (pv[k].cur == pv[k].base && !v->sched->resizing)
+			v->sched->home = own_mask(d, v);
 		/* its next burst is due: its SMs come back now, so that the
 		 * burst finds them free of borrowed kernels */
 		v->sched->burst_due = !pv[k].runnable && v->sched->edges &&
@@ -498,7 +502,8 @@ static int start_resize(struct daemon *d, struct daemon_vgpu *v,
 	struct plan_resize r;
 	int32_t status;
 
-	mask = policy_mask(own_mask(d, v), used, g->ngroups, target);
+	mask = policy_mask(own_mask(d, v), used, g->ngroups, target,
+			   v->sched->home);
 	if (!mask)
 		return -1;
 	if (plan_resize_choose(d->plan, v->cfg.name, 0, mask, &r, err,

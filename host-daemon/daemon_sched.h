@@ -65,6 +65,7 @@ struct daemon_sched_vgpu {
 	uint64_t vtime;
 	uint32_t target, share, ideal, why; /* groups */
 	bool resizing; /* the resize in flight is the scheduler's */
+	uint64_t home; /* its groups when last at its base (policy_mask) */
 	/* reclaims: from a busy edge until it is back at its guarantee */
 	int64_t reclaim_ms;
 	uint32_t reclaims, last_reclaim_us, max_reclaim_us, turns;

@@ -324,6 +324,10 @@ static void moves(const struct policy_gpu *g, struct policy_vgpu *v, uint32_t n,
 		dwell_ok[i] = now - v[i].changed_ms >= (int64_t)g->dwell_ms &&
 			      (v[i].runnable || v[i].gap_known ||
 			       now - v[i].idle_ms >= (int64_t)g->dwell_ms);
+		/* lending more of a known gap moves the same way: no
+		 * dwell between its steps */
+		if (v[i].gap_known && v[i].cur < v[i].base)
+			dwell_ok[i] = true;
 		gl[i] = want[i] && v[i].share < ideal[i] ? v[i].share
 							 : ideal[i];
 		if (gl[i] < floor[i])
@@ -547,24 +551,42 @@ void policy_room(const struct policy_gpu *g, const struct policy_vgpu *v,
 	*reclaimable = back;
 }
 
+/* Drop the highest groups of m in pick until have is target. */
+static uint32_t drop_highest(uint64_t *m, uint64_t pick, uint32_t ngroups,
+			     uint32_t have, uint32_t target)
+{
+	for (uint32_t i = ngroups; have > target && i-- > 0;)
+		if (*m & pick & (1ull << i)) {
+			*m &= ~(1ull << i);
+			have--;
+		}
+	return have;
+}
+
+/* Add the lowest groups of pick that no one holds until have is target. */
+static uint32_t add_lowest(uint64_t *m, uint64_t pick, uint64_t used,
+			   uint32_t ngroups, uint32_t have, uint32_t target)
+{
+	for (uint32_t i = 0; have < target && i < ngroups; i++)
+		if ((pick & (1ull << i)) && !((used | *m) & (1ull << i))) {
+			*m |= 1ull << i;
+			have++;
+		}
+	return have;
+}
+
 uint64_t policy_mask(uint64_t own, uint64_t used, uint32_t ngroups,
-		     uint32_t target)
+		     uint32_t target, uint64_t home)
 {
 	uint64_t m = own;
-	uint32_t have = (uint32_t)__builtin_popcountll(own), i;
+	uint32_t have = (uint32_t)__builtin_popcountll(own);
 
 	if (!target || target > ngroups || ngroups > 64)
 		return 0;
-	for (i = ngroups; have > target && i-- > 0;)
-		if (m & (1ull << i)) {
-			m &= ~(1ull << i);
-			have--;
-		}
-	for (i = 0; have < target && i < ngroups; i++)
-		if (!((used | m) & (1ull << i))) {
-			m |= 1ull << i;
-			have++;
-		}
+	have = drop_highest(&m, ~home, ngroups, have, target);
+	have = drop_highest(&m, home, ngroups, have, target);
+	have = add_lowest(&m, home, used, ngroups, have, target);
+	have = add_lowest(&m, ~0ull, used, ngroups, have, target);
 	return have == target ? m : 0;
 }
 

@@ -137,11 +137,15 @@ void policy_room(const struct policy_gpu *g, const struct policy_vgpu *v,
 
 /*
  * The groups a vGPU holding own (a mask of regular groups below ngroups)
- * holds with target groups: its highest dropped, or the lowest groups
- * no one holds (used) added. 0 when that many are not free.
+ * holds with target groups: those outside home (its groups at its base
+ * size) dropped first, highest first; free home groups added first, then
+ * the lowest groups no one holds (used). Coming back to the same sets
+ * lets a worker reuse the green contexts it kept for them (a new one
+ * took 2-70 ms on an H200 running the vGPU's kernels: sched-bench,
+ * 2026-11-23). 0 when that many are not free.
  */
 uint64_t policy_mask(uint64_t own, uint64_t used, uint32_t ngroups,
-		     uint32_t target);
+		     uint32_t target, uint64_t home);
 
 const char *policy_mode_name(uint32_t mode);
 const char *policy_prio_name(uint32_t prio);

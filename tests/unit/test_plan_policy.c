@@ -150,6 +150,14 @@ static void fair_lends_a_predicted_gap_before_the_dwell(void **state)
 	s.v[0].gap_known = true;
 	sim_step(&s, 1); /* lc changed 1 ms ago: no lend within its dwell */
 	assert_int_equal(s.v[0].cur, 4);
+	/* but once it lends, its next steps need no dwell (a receiver that
+	 * was busy being resized takes the rest a moment later) */
+	s.now += 200;
+	s.v[0].cur = 3;
+	s.v[1].cur = 7;
+	s.v[0].changed_ms = s.v[1].changed_ms = s.now;
+	sim_step(&s, 1);
+	assert_int_equal(s.v[0].cur, 1);
 }
 
 static void fair_reclaims_at_once_when_the_owner_is_busy(void **state)
@@ -603,13 +611,23 @@ static void admission_follows_the_mode(void **state)
 static void masks_drop_the_highest_and_add_the_lowest_free(void **state)
 {
 	(void)state;
-	assert_int_equal(policy_mask(0x0f, 0xff, 15, 2), 0x03);
-	assert_int_equal(policy_mask(0x30, 0x3f, 15, 4), 0xf0);
-	assert_int_equal(policy_mask(0x30, 0x3f, 15, 3), 0x70);
-	assert_int_equal(policy_mask(0x01, 0x7fff, 15, 2), 0);
-	assert_int_equal(policy_mask(0x01, 0x01, 15, 0), 0);
-	assert_int_equal(policy_mask(0x01, 0x01, 15, 16), 0);
-	assert_int_equal(policy_mask(0x05, 0x05, 4, 4), 0x0f);
+	assert_int_equal(policy_mask(0x0f, 0xff, 15, 2, 0), 0x03);
+	assert_int_equal(policy_mask(0x30, 0x3f, 15, 4, 0), 0xf0);
+	assert_int_equal(policy_mask(0x30, 0x3f, 15, 3, 0), 0x70);
+	assert_int_equal(policy_mask(0x01, 0x7fff, 15, 2, 0), 0);
+	assert_int_equal(policy_mask(0x01, 0x01, 15, 0, 0), 0);
+	assert_int_equal(policy_mask(0x01, 0x01, 15, 16, 0), 0);
+	assert_int_equal(policy_mask(0x05, 0x05, 4, 4, 0), 0x0f);
+	/* home first: borrowed groups (outside home 0x32) go first, highest
+	 * first, however low they are */
+	assert_int_equal(policy_mask(0x3f, 0x3f, 15, 3, 0x32), 0x32);
+	assert_int_equal(policy_mask(0x3f, 0x3f, 15, 5, 0x32), 0x37);
+	/* shrinking below home: home's highest go */
+	assert_int_equal(policy_mask(0x32, 0x32, 15, 2, 0x32), 0x12);
+	/* growing: free home groups first (0x20), then the lowest free (0x04) */
+	assert_int_equal(policy_mask(0x12, 0x13, 15, 4, 0x32), 0x36);
+	/* a home group held by another is skipped */
+	assert_int_equal(policy_mask(0x12, 0x33, 15, 3, 0x32), 0x16);
 }
 
 static void names_name_every_value(void **state)
