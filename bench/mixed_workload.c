@@ -42,7 +42,7 @@
 
 #include "bench_common.h"
 
-#define MAX_INFLIGHT 16
+#define MAX_INFLIGHT 64
 #define MAX_SAMPLES  (4 << 20)
 
 struct opts {

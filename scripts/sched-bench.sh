@@ -37,12 +37,13 @@
 #   --sim    on the simulator, for the script's own test: no GPU figure
 #            comes from it (and no native configurations)
 # Each policy, and plain MPS, runs a second time with the compute batch
-# flooding the GPU ("_flood"): FLOOD_INFLIGHT (16, at most 16) kernels
-# ahead instead of 2, round-robin over FLOOD_STREAMS (16) streams, so
-# that many grids are pending at once, as in the flood ARCHITECTURE.md
-# measured plain MPS against (17 ms). (With one stream only one grid of
-# the batch is pending at a time, whatever is queued behind it: run 3 of
-# 2026-11-23 saw plain MPS's p99 unchanged at 758 us with 16 ahead.)
+# flooding the GPU ("_flood"): FLOOD_INFLIGHT (48, at most 64) kernels
+# ahead instead of 2, round-robin over FLOOD_STREAMS (as many) streams,
+# so that many grids are pending at once. Under plain MPS lc's kernel
+# then waits behind them all: its p99 was 0.76 ms with one stream (one
+# grid pending at a time, however many are queued behind it), 5.7 ms
+# with 16 streams (2026-11-23), about 0.35 ms per pending grid; 48 is
+# the depth at which that reaches ARCHITECTURE.md's 17 ms under MPS.
 # Their "vs stat" is against static_flood, "mps/p99" against mps_flood.
 # Knobs (environment): SECONDS_PER_RUN (12), CURVE_SECONDS (6),
 # LC_SMS (32), LC_MIN (8), COMPUTE_SMS (48), MEMORY_SMS (40), DWELL_MS
@@ -68,7 +69,7 @@ done
 SECS=${SECONDS_PER_RUN:-12}
 CURVE_SECS=${CURVE_SECONDS:-6}
 CURVE="0.1 0.3 1 3 10"
-FLOOD=${FLOOD_INFLIGHT:-16}
+FLOOD=${FLOOD_INFLIGHT:-48}
 FLOOD_STREAMS=${FLOOD_STREAMS:-$FLOOD}
 LC_SMS=${LC_SMS:-32}
 LC_MIN=${LC_MIN:-8}
