@@ -200,6 +200,25 @@ void daemon_sched_gpu_of(struct daemon *d, uint32_t gpu, struct policy_gpu *out)
 			out->reserve += w->groups;
 }
 
+/*
+ * How long v would take to give lent groups back: its drain estimate
+ * (kernels on the GPU x its mean kernel) plus how long its last shrink
+ * took to reach a kernel boundary, while that is recent. The estimate
+ * alone missed a flood: with 48 streams each with a kernel in flight a
+ * shrink waited 44 ms (sched-bench, 2026-11-23), so the owner's burst
+ * found its groups still lent. Seen once, a slow shrink stops further
+ * borrowing past the reclaim bound for SCHED_SHRINK_MEMORY_MS.
+ */
+static uint32_t reclaim_est_ms(const struct daemon_sched_vgpu *s, int64_t now)
+{
+	uint64_t ms = s->drain_est_ms;
+
+	if (s->shrink_seen_ms &&
+	    now - s->shrink_seen_ms < SCHED_SHRINK_MEMORY_MS)
+		ms += s->shrink_ms;
+	return ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
+}
+
 void daemon_sched_policy_of(struct daemon *d, struct daemon_vgpu *v,
 			    struct policy_vgpu *out)
 {
@@ -229,7 +248,7 @@ void daemon_sched_policy_of(struct daemon *d, struct daemon_vgpu *v,
 		return;
 	out->changed_ms = s->changed_ms;
 	out->idle_ms = s->idle_ms;
-	out->drain_ms = s->drain_est_ms;
+	out->drain_ms = reclaim_est_ms(s, daemon_now_ms());
 	out->active = s->active;
 	out->turn_ms = s->turn_ms;
 	out->vtime = s->vtime;
@@ -261,13 +280,16 @@ static bool runnable(const struct daemon_vgpu *v,
  * How far ahead of v's next burst its SMs come back (burst_lead_ms): long
  * enough for any other vGPU on its GPU that could have borrowed them to
  * drain its kernels from the lent groups, and for the two resizes, each
- * about as long as v's last one. Not only the vGPUs borrowing now: the
+ * about as long as v's last one (not those past the reclaim bound: they
+ * borrow no idle groups). Not only the vGPUs borrowing now: the
  * lead must not shrink once the reclaim it started has shrunk them, or
  * the burst would stop being due and the groups be lent again.
  */
 static int64_t burst_lead(struct daemon *d, struct daemon_vgpu *v)
 {
-	uint32_t drain = 0, resize_ms = 2;
+	uint32_t bound = d->sched->gpu[v->cfg.gpu].reclaim_bound_ms;
+	uint32_t drain = 0, resize_ms = 2, est;
+	int64_t now = daemon_now_ms();
 	struct daemon_vgpu *o;
 
 	for (o = d->vgpus; o; o = o->next) {
@@ -275,8 +297,13 @@ static int64_t burst_lead(struct daemon *d, struct daemon_vgpu *v)
 
 		if (o == v || o->cfg.gpu != v->cfg.gpu || !s)
 			continue;
-		if (s->drain_est_ms > drain)
-			drain = s->drain_est_ms;
+		est = reclaim_est_ms(s, now);
+		/* past the bound it is lent no idle groups (plan_policy.c's
+		 * donor), so it has none of v's to give back */
+		if (bound != POLICY_NO_BOUND && est > bound)
+			continue;
+		if (est > drain)
+			drain = est;
 	}
 	if (v->part && v->part->last_build_us / 1000 + 1 > resize_ms)
 		resize_ms = v->part->last_build_us / 1000 + 1;
@@ -483,6 +510,17 @@ void daemon_sched_resized(struct daemon *d, struct daemon_vgpu *v, bool ok)
 		return;
 	if (s->resizing) {
 		s->resizing = false;
+		if (ok && s->resize_shrinks) {
+			int64_t now = daemon_now_ms(), took;
+
+			took = now - s->resize_start_ms;
+			if (took < 0)
+				took = 0;
+			if (took > 60000) /* a minute: past any bound */
+				took = 60000;
+			s->shrink_ms = (uint32_t)took;
+			s->shrink_seen_ms = now;
+		}
 	} else if (ok) {
 		/* vgpu-admin resize or move: that is its size now */
 		s->base_sms = v->sms;
@@ -518,6 +556,9 @@ static int start_resize(struct daemon *d, struct daemon_vgpu *v,
 		return -1;
 	}
 	v->sched->resizing = true;
+	v->sched->resize_start_ms = daemon_now_ms();
+	v->sched->resize_shrinks =
+		target < (uint32_t)__builtin_popcountll(own_mask(d, v));
 	d->sched->gpu[v->cfg.gpu].resizes++;
 	return 0;
 }

@@ -36,6 +36,7 @@
 #define SCHED_IDLE_MS	       5  /* no work this long: idle */
 #define SCHED_TICK_MS	       20 /* its period, while it matters */
 #define SCHED_BURST_LEAD_MS    15
+#define SCHED_SHRINK_MEMORY_MS 10000 /* a slow shrink counts this long */
 #define SCHED_CREATE_WAIT_MS   10000 /* a create waits for lent SMs */
 #define SCHED_HOLD_MAX_MS      5000  /* a hold not renewed ends then */
 
@@ -54,9 +55,14 @@ struct daemon_sched_vgpu {
 	bool edge_plan;	 /* no plan since that busy edge */
 	bool hold;	 /* asked to hold */
 	int64_t hold_sent_ms;
-	bool held, drained; /* what it said */
-	uint32_t queue;	    /* its last queue depth */
-	uint32_t drain_est_ms;
+	bool held, drained;    /* what it said */
+	uint32_t queue;	       /* its last queue depth */
+	uint32_t drain_est_ms; /* from its load: kernels on the GPU x mean */
+	/* its last scheduler shrink: how long the worker took to switch
+	 * (it reaches a kernel boundary first), and when that was */
+	uint32_t shrink_ms;
+	int64_t shrink_seen_ms, resize_start_ms;
+	bool resize_shrinks;
 	uint32_t last_drain_us;
 	/* the policy's */
 	int64_t changed_ms;
