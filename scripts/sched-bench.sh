@@ -46,6 +46,7 @@
 # the depth at which that reaches ARCHITECTURE.md's 17 ms under MPS.
 # Their "vs stat" is against static_flood, "mps/p99" against mps_flood.
 # Knobs (environment): SECONDS_PER_RUN (12), CURVE_SECONDS (6),
+# REPEATS (3: static, fair and priority in turn, medians),
 # LC_SMS (32), LC_MIN (8), COMPUTE_SMS (48), MEMORY_SMS (40), DWELL_MS
 # (20), ON_MS (100), OFF_MS (100), LC_TARGET_MS (0.05), BATCH_BLOCKS (2112).
 # Logs: $BUILD/sched-bench (and $OUT/sched-bench.tgz under the device
@@ -67,6 +68,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 SECS=${SECONDS_PER_RUN:-12}
+REPEATS=${REPEATS:-}
 CURVE_SECS=${CURVE_SECONDS:-6}
 CURVE="0.1 0.3 1 3 10"
 FLOOD=${FLOOD_INFLIGHT:-48}
@@ -86,11 +88,13 @@ STARTUP_MS=4000 # for the three processes to be ready before the window
 GUESS_ITERS=20000 # first guesses of the calibration
 GUESS_LC_ITERS=2000
 if [ $QUICK = 1 ]; then
+	REPEATS=${REPEATS:-1}
 	SECS=3
 	CURVE_SECS=2
 	CURVE="0.1 3"
 fi
 if [ $SIM = 1 ]; then
+	REPEATS=${REPEATS:-1}
 	SECS=2
 	CURVE_SECS=1
 	CURVE="1"
@@ -102,6 +106,7 @@ if [ $SIM = 1 ]; then
 	GUESS_LC_ITERS=5
 	export VGPU_SIM_SMS=132 VGPU_SIM_MEMORY=16G VGPU_KERNEL_DIR=$KDIR
 fi
+REPEATS=${REPEATS:-3}
 
 say() { printf '[%6.1fs] %s\n' "$SECONDS" "$*"; }
 die() { echo "sched-bench: $*" >&2; exit 1; }
@@ -202,6 +207,24 @@ energy_stop() {
 	awk -v s="$1" '$1 + 0 > 0 {sum += $1; n++}
 		END {if (n) printf "%d\n", sum / n * s * 1000}' "$EN_FILE"
 }
+# clocks_start TAG / clocks_stop: the SM clock (MHz) over a window,
+# sampled every 200 ms (read only): a GPU at its power limit clocks down,
+# which slows lc's compute-bound kernel whatever the slices do
+clocks_start() {
+	CK_PID=
+	[ $SIM = 1 ] && return 0
+	CK_FILE=$LOG/clocks.$1.csv
+	nvidia-smi -i 0 --query-gpu=clocks.sm,power.draw,temperature.gpu \
+		--format=csv,noheader,nounits -lms 200 >"$CK_FILE" 2>/dev/null &
+	CK_PID=$!
+}
+clocks_stop() {
+	[ -n "$CK_PID" ] || return 0
+	kill "$CK_PID" 2>/dev/null
+	wait "$CK_PID" 2>/dev/null
+	awk -F, '$1 + 0 > 0 {sum += $1; n++} END {if (n) printf "%d\n", sum / n}' \
+		"$CK_FILE"
+}
 now_ms() { date +%s%3N; }
 sleep_until() { # EPOCH_MS
 	local left=$(($1 - $(now_ms)))
@@ -241,9 +264,11 @@ window() {
 	done
 	sleep_until $start
 	energy_start "$tag"
+	clocks_start "$tag"
 	LENT0=$( [ -n "${VGPUD_PID:-}" ] && lent_sm_s lc)
 	sleep "$secs"
 	en=$(energy_stop "$secs")
+	mhz=$(clocks_stop)
 	LENT1=$( [ -n "${VGPUD_PID:-}" ] && lent_sm_s lc)
 	for r in "${pids[@]}"; do
 		timeout 120 tail --pid="$r" -f /dev/null
@@ -254,14 +279,14 @@ window() {
 		tail -n 3 "$LOG/$tag".*.log
 		FAILED=1
 	fi
-	local cj mj lp50 lp99 lk off
+	local cj mj lp50 lp99 lk off mhz
 	cj=$(field "$LOG/$tag.compute.log" jobs_per_s 2>/dev/null)
 	mj=$(field "$LOG/$tag.memory.log" jobs_per_s 2>/dev/null)
 	lp50=$(field "$LOG/$tag.lc.log" p50_us 2>/dev/null)
 	lp99=$(field "$LOG/$tag.lc.log" p99_us 2>/dev/null)
 	lk=$(field "$LOG/$tag.lc.log" kernels 2>/dev/null)
 	off=$(field "$LOG/$tag.lc.log" off_ms 2>/dev/null)
-	echo "$tag ${cj:--} ${mj:--} ${lp50:--} ${lp99:--} ${lk:--} ${en:--} $secs ${off:--} ${LENT0:--} ${LENT1:--}" \
+	echo "$tag ${cj:--} ${mj:--} ${lp50:--} ${lp99:--} ${lk:--} ${en:--} $secs ${off:--} ${LENT0:--} ${LENT1:--} ${mhz:--}" \
 		>>"$LOG/rows"
 }
 
@@ -292,26 +317,41 @@ echo "iters_batch $ITERS_B elements $ELEMENTS iters_lc $ITERS_LC" >"$LOG/sizes"
 
 say "== lc alone on its $LC_SMS-SM slice (solo)"
 window solo on_vgpu lc
-say "== static"
-window static on_vgpu
-INFLIGHT=$FLOOD STREAMS=$FLOOD_STREAMS window static_flood on_vgpu
-say "== fair (lc lends down to $LC_MIN SMs; dwell $DWELL_MS ms)"
+# set_policy static|fair|priority: GPU 0's mode (lc high only under
+# priority; the mins and maxes below stay, static ignores them)
+set_policy() {
+	case $1 in
+	static) admin policy --gpu 0 --mode static ;;
+	fair) admin policy lc --priority normal >/dev/null &&
+		admin policy --gpu 0 --mode fair --dwell "$DWELL_MS" ;;
+	priority) admin policy lc --priority high >/dev/null &&
+		admin policy --gpu 0 --mode priority --dwell "$DWELL_MS" ;;
+	esac | tee -a "$LOG/policy.log"
+	[ "${PIPESTATUS[0]}" = 0 ] || { FAILED=1; say "FAIL setting $1"; }
+}
 admin policy lc --min-sms "$LC_MIN" --max-sms "$LC_SMS" >/dev/null &&
 	admin policy compute --min-sms 8 >/dev/null &&
-	admin policy memory --min-sms 8 >/dev/null &&
-	admin policy --gpu 0 --mode fair --dwell "$DWELL_MS" |
-		tee -a "$LOG/policy.log" ||
-	{ FAILED=1; say "FAIL setting the fair policy"; }
-window fair on_vgpu
-INFLIGHT=$FLOOD STREAMS=$FLOOD_STREAMS window fair_flood on_vgpu
-admin policy >"$LOG/fair.policy.txt" 2>&1
-say "== priority (lc high)"
-admin policy lc --priority high >/dev/null &&
-	admin policy --gpu 0 --mode priority | tee -a "$LOG/policy.log" ||
-	{ FAILED=1; say "FAIL setting the priority policy"; }
-window priority on_vgpu
-INFLIGHT=$FLOOD STREAMS=$FLOOD_STREAMS window priority_flood on_vgpu
-admin policy >"$LOG/priority.policy.txt" 2>&1
+	admin policy memory --min-sms 8 >/dev/null ||
+	{ FAILED=1; say "FAIL setting the vGPUs' policies"; }
+# static, fair and priority in turn, REPEATS times: their p99s differ by
+# a few percent, about as much as one window from the next, so each
+# figure is the median of REPEATS windows taken in turn (tags NAME,
+# NAME.2, ...); fair lends lc's groups down to LC_MIN SMs while idle
+for r in $(seq "$REPEATS"); do
+	for pol in static fair priority; do
+		tag=$pol
+		[ "$r" = 1 ] || tag=$pol.$r
+		say "== $pol ($r of $REPEATS)"
+		set_policy $pol
+		window "$tag" on_vgpu
+		admin policy >"$LOG/$tag.policy.txt" 2>&1
+	done
+done
+for pol in static fair priority; do
+	say "== $pol, the compute batch flooding ($FLOOD grids pending)"
+	set_policy $pol
+	INFLIGHT=$FLOOD STREAMS=$FLOOD_STREAMS window "${pol}_flood" on_vgpu
+done
 for len in $CURVE; do
 	it=$(awk -v i="$ITERS_B" -v l="$len" 'BEGIN{printf "%d", i * l}')
 	say "== priority, compute kernels of $len ms ($it iters)"
@@ -348,7 +388,31 @@ for line in open(rows):
     num = lambda x: None if x == "-" else float(x)
     R[f[0]] = dict(c=num(f[1]), m=num(f[2]), p50=num(f[3]), p99=num(f[4]),
                    k=num(f[5]), e=num(f[6]), secs=num(f[7]), off=num(f[8]),
-                   lent0=num(f[9]), lent1=num(f[10]))
+                   lent0=num(f[9]), lent1=num(f[10]),
+                   mhz=num(f[11]) if len(f) > 11 else None)
+# repeated windows (NAME, NAME.2, ...): NAME becomes their median, field
+# by field (lent: its SM-seconds, so lent% is the median's too); each
+# window stays in the table as NAME#i
+def median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return None
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+REP = {}
+for name in ["static", "fair", "priority"]:
+    reps = [R[k] for k in [name] + sorted(k for k in R if k.startswith(name + "."))
+            if k in R]
+    if len(reps) < 2:
+        continue
+    for i, r in enumerate(reps):
+        REP["%s#%d" % (name, i + 1)] = r
+    med = {f: median([r[f] for r in reps]) for f in reps[0] if f not in ("lent0", "lent1")}
+    ls = [r["lent1"] - r["lent0"] for r in reps
+          if r["lent0"] is not None and r["lent1"] is not None]
+    med["lent0"], med["lent1"] = (0.0, median(ls)) if ls else (None, None)
+    R[name] = med
+R.update(REP)
 def tput(r):
     return (r["c"] or 0) + (r["m"] or 0)
 def jobs(r):
@@ -361,9 +425,11 @@ if sim:
 st = R.get("static")
 solo = R.get("solo")
 mps = R.get("mps")
-out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s" % (
+out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s %6s" % (
     "config", "compute/s", "memory/s", "jobs/s", "vs stat", "lc p50us",
-    "lc p99us", "p99/solo", "mps/p99", "energy J", "J/job", "lent%"))
+    "lc p99us", "p99/solo", "mps/p99", "energy J", "J/job", "lent%", "SM MHz"))
+if REP:
+    out.append("(static, fair, priority: medians of the windows #1.. taken in turn)")
 def lent(r):
     # of the SM time lc left idle (its SMs x its off time), the part the
     # scheduler lent out (vgpud's count over the same window)
@@ -371,8 +437,9 @@ def lent(r):
         return None
     idle = lc_sms * r["off"] / 1000.0
     return 100.0 * (r["lent1"] - r["lent0"]) / idle if idle else None
-for name in ["solo", "timeslice", "mps", "static", "fair", "priority",
-             "mps_flood", "static_flood", "fair_flood", "priority_flood"] + \
+for name in ["solo", "timeslice", "mps", "static", "fair", "priority"] + \
+        sorted(REP) + \
+        ["mps_flood", "static_flood", "fair_flood", "priority_flood"] + \
         sorted([k for k in R if k.startswith("curve_")],
                key=lambda k: float(k[6:])):
     r = R.get(name)
@@ -386,17 +453,18 @@ for name in ["solo", "timeslice", "mps", "static", "fair", "priority",
     vm = base["p99"] / r["p99"] if base and r["p99"] and base["p99"] else None
     ej = r["e"] / 1000.0 if r["e"] is not None else None
     jj = ej / jobs(r) if ej is not None and jobs(r) else None
-    out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s" % (
+    out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s %6s" % (
         name, fmt(r["c"]), fmt(r["m"]), fmt(t if name != "solo" else None),
         fmt(vs, "%.3fx"), fmt(r["p50"]), fmt(r["p99"]), fmt(ps, "%.2fx"),
         fmt(vm, "%.0fx"), fmt(ej), fmt(jj, "%.4f"),
-        fmt(lent(r) if name not in ("solo", "static", "static_flood") else None,
-            "%.0f")))
+        fmt(lent(r) if name != "solo" and not name.startswith("static") else None,
+            "%.0f"), fmt(r.get("mhz"), "%.0f")))
     out.append("RESULT sched_bench config=%s compute_jobs_per_s=%s memory_jobs_per_s=%s "
                "jobs_per_s=%s lc_p50_us=%s lc_p99_us=%s lc_kernels=%s energy_j=%s "
                "j_per_job=%s" % (name, fmt(r["c"]), fmt(r["m"]), fmt(t), fmt(r["p50"]),
                                  fmt(r["p99"]), fmt(r["k"], "%.0f"), fmt(ej),
-                                 fmt(jj, "%.5f")))
+                                 fmt(jj, "%.5f")) +
+               " sm_mhz=%s" % fmt(r.get("mhz"), "%.0f"))
 def goal(name, value, want, ok):
     out.append("RESULT goal %s %s (goal %s): %s" % (
         name, value, want, "n/a" if ok is None else ("met" if ok else "MISSED")))
