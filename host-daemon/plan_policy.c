@@ -236,6 +236,14 @@ enum take_kind {
 	TAKE_BORROW,  /* for more: only what the dwell allows */
 };
 
+/* Whether r would keep lent groups past the reclaim bound. */
+static bool slow_to_give_back(const struct policy_gpu *g,
+			      const struct policy_vgpu *r)
+{
+	return g->reclaim_bound_ms != POLICY_NO_BOUND &&
+	       r->drain_ms > g->reclaim_bound_ms;
+}
+
 /*
  * The vGPU to take one group from for receiver r (or -1): above its
  * ideal; for a reclaim vGPUs with work first (they hold what was lent),
@@ -258,8 +266,7 @@ static int donor(const struct policy_gpu *g, const struct policy_vgpu *v,
 			if (!dwell_ok[i])
 				continue;
 			if (!v[i].runnable && r >= 0 &&
-			    g->reclaim_bound_ms != POLICY_NO_BOUND &&
-			    v[r].drain_ms > g->reclaim_bound_ms)
+			    slow_to_give_back(g, &v[r]))
 				continue;
 			score = v[i].runnable ? 0 : 2;
 		} else {
@@ -311,7 +318,7 @@ static void moves(const struct policy_gpu *g, struct policy_vgpu *v, uint32_t n,
 		  const bool *in, const uint32_t *floor, const uint32_t *ideal,
 		  uint32_t cap, int64_t now)
 {
-	uint32_t t[N], gl[N], sum = 0, free_, i, k, ord[N];
+	uint32_t t[N], gl[N], sum = 0, free_, owed = 0, i, k, ord[N];
 	bool dwell_ok[N], want[N];
 	int d;
 
@@ -384,6 +391,15 @@ static void moves(const struct policy_gpu *g, struct policy_vgpu *v, uint32_t n,
 			t[r]++;
 		}
 	}
+	/* free groups an idle vGPU lent (below its base and share) are
+	 * owed to it: only a receiver that can give them back within the
+	 * bound takes them, as from the idle vGPU itself (donor) */
+	for (i = 0; i < n; i++) {
+		uint32_t due = v[i].base < v[i].share ? v[i].base : v[i].share;
+
+		if (in[i] && !v[i].runnable && t[i] < due)
+			owed += due - t[i];
+	}
 	/* borrowing: one group at a time to the neediest by weight */
 	for (;;) {
 		int r = -1;
@@ -397,6 +413,14 @@ static void moves(const struct policy_gpu *g, struct policy_vgpu *v, uint32_t n,
 		if (r < 0)
 			break;
 		if (free_) {
+			bool slow = slow_to_give_back(g, &v[r]);
+
+			if (slow && free_ <= owed) {
+				want[r] = false; /* only owed ones are free */
+				continue;
+			}
+			if (!slow && owed)
+				owed--;
 			free_--;
 		} else {
 			d = donor(g, v, n, in, t, ideal, dwell_ok, TAKE_BORROW,

@@ -310,6 +310,28 @@ static void fair_lends_only_within_the_reclaim_bound(void **state)
 	assert_int_equal(s.v[1].cur, 11);
 }
 
+/* Groups an idle vGPU already lent and another gave back are free but
+ * owed to it: a receiver past the bound does not get them either. */
+static void fair_keeps_owed_free_groups_within_the_bound(void **state)
+{
+	struct sim s;
+
+	(void)state;
+	sim_init(&s, POLICY_FAIR, 10);
+	s.g.reclaim_bound_ms = 5;
+	sim_add(&s, "owner", 4, 1, 10, 4);
+	sim_add(&s, "slow", 6, 1, 10, 6);
+	sim_busy(&s, 1, true);
+	s.v[0].cur = 1; /* lent 3 earlier; the borrower gave them back */
+	s.v[0].changed_ms = s.now;
+	s.v[1].drain_ms = 50;
+	sim_step(&s, 1);
+	assert_int_equal(s.v[1].cur, 6); /* the 3 free ones are owed */
+	s.v[1].drain_ms = 2;
+	sim_step(&s, 1);
+	assert_int_equal(s.v[1].cur, 9);
+}
+
 static void fair_reclaim_takes_from_borrowers_first(void **state)
 {
 	struct sim s;
@@ -624,7 +646,7 @@ static void masks_drop_the_highest_and_add_the_lowest_free(void **state)
 	assert_int_equal(policy_mask(0x3f, 0x3f, 15, 5, 0x32), 0x37);
 	/* shrinking below home: home's highest go */
 	assert_int_equal(policy_mask(0x32, 0x32, 15, 2, 0x32), 0x12);
-	/* growing: free home groups first (0x20), then the lowest free (0x04) */
+	/* growing: free home groups first (0x20), then the lowest (0x04) */
 	assert_int_equal(policy_mask(0x12, 0x13, 15, 4, 0x32), 0x36);
 	/* a home group held by another is skipped */
 	assert_int_equal(policy_mask(0x12, 0x33, 15, 3, 0x32), 0x16);
@@ -662,6 +684,7 @@ int main(void)
 		cmocka_unit_test(fair_shares_by_weight_within_min_and_max),
 		cmocka_unit_test(fair_raises_a_vgpu_below_its_min),
 		cmocka_unit_test(fair_lends_a_predicted_gap_before_the_dwell),
+		cmocka_unit_test(fair_keeps_owed_free_groups_within_the_bound),
 		cmocka_unit_test(fair_never_thrashes_within_the_dwell),
 		cmocka_unit_test(fair_lends_only_within_the_reclaim_bound),
 		cmocka_unit_test(fair_reclaim_takes_from_borrowers_first),
