@@ -674,10 +674,11 @@ static void run_gpu(struct daemon *d, uint32_t gpu, int64_t now)
 			break;
 		grow = pv[i].target - pv[i].cur;
 		grow = pv[i].cur + (grow < free_ ? grow : free_);
-		daemon_log("scheduler: vGPU %s: %u -> %u SMs (%s)",
+		daemon_log("scheduler: vGPU %s: %u -> %u SMs (%s; drains "
+			   "in about %u ms)",
 			   vs[i]->cfg.name, vs[i]->sms,
-			   grow * per_group(d, gpu),
-			   policy_why_name(pv[i].why));
+			   grow * per_group(d, gpu), policy_why_name(pv[i].why),
+			   pv[i].drain_ms);
 		start_resize(d, vs[i], grow);
 	}
 }
