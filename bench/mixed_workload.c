@@ -32,6 +32,10 @@
  *
  * Lines for scripts:
  *   lc kernels N p50_us P p99_us Q p999_us R max_us M on_ms A off_ms B
+ *      head_kernels H head_p99_us X rest_p99_us Y
+ *                                  (head: launched in a burst's first
+ *                                  HEAD_MS, when its SMs may still be
+ *                                  coming back; rest: the others)
  *   batch jobs N seconds S jobs_per_s R mean_ms M
  *   calibrated iters N ms M            (or: elements N ms M)
  */
@@ -139,13 +143,17 @@ static void sleep_until(double t)
 		usleep((useconds_t)((t - now) > 50 ? 50000 : (t - now) * 1e3));
 }
 
+#define HEAD_MS 5 /* the head of a burst, reported apart */
+
 static int run_lc(struct gpu *g, const struct opts *o)
 {
 	double *lat = malloc(MAX_SAMPLES * sizeof(double)), end, t0, t1;
+	double *head = malloc(MAX_SAMPLES * sizeof(double));
+	double *rest = malloc(MAX_SAMPLES * sizeof(double));
 	double on = 0, off = 0, burst_end, mark;
-	long n = 0;
+	long n = 0, nh = 0, nr = 0;
 
-	if (!lat)
+	if (!lat || !head || !rest)
 		return 1;
 	/* warm-up: a few kernels */
 	for (int i = 0; i < 50; i++) {
@@ -163,6 +171,13 @@ static int run_lc(struct gpu *g, const struct opts *o)
 			t1 = bench_now_ms();
 			if (n < MAX_SAMPLES)
 				lat[n++] = (t1 - t0) * 1e3;
+			/* launched in the burst's first HEAD_MS or later */
+			if (wall_ms() - (t1 - t0) - mark < HEAD_MS)
+				head[nh < MAX_SAMPLES ? nh++ : nh - 1] =
+					(t1 - t0) * 1e3;
+			else
+				rest[nr < MAX_SAMPLES ? nr++ : nr - 1] =
+					(t1 - t0) * 1e3;
 		}
 		on += wall_ms() - mark;
 		mark = wall_ms();
@@ -172,12 +187,17 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		off += wall_ms() - mark;
 	}
 	printf("lc kernels %ld p50_us %.1f p99_us %.1f p999_us %.1f max_us "
-	       "%.1f on_ms %.0f off_ms %.0f\n",
+	       "%.1f on_ms %.0f off_ms %.0f head_kernels %ld head_p99_us "
+	       "%.1f rest_p99_us %.1f\n",
 	       n, bench_quantile(lat, (int)n, 0.5),
 	       bench_quantile(lat, (int)n, 0.99),
 	       bench_quantile(lat, (int)n, 0.999),
-	       bench_quantile(lat, (int)n, 1.0), on, off);
+	       bench_quantile(lat, (int)n, 1.0), on, off, nh,
+	       nh ? bench_quantile(head, (int)nh, 0.99) : 0,
+	       nr ? bench_quantile(rest, (int)nr, 0.99) : 0);
 	free(lat);
+	free(head);
+	free(rest);
 	return 0;
 }
 

@@ -246,7 +246,7 @@ for v in json.load(sys.stdin)["vgpus"]:
 # only ROLES) at once for SECS; one row into $LOG/rows
 window() {
 	local tag=$1 how=$2 roles=${3:-"lc compute memory"} citers=${4:-$ITERS_B}
-	local secs=${WINDOW_SECS:-$SECS} start en r pids=() ok=1
+	local secs=${WINDOW_SECS:-$SECS} start en mhz r pids=() ok=1
 	start=$(($(now_ms) + STARTUP_MS))
 	for r in $roles; do
 		case $r in
@@ -279,14 +279,16 @@ window() {
 		tail -n 3 "$LOG/$tag".*.log
 		FAILED=1
 	fi
-	local cj mj lp50 lp99 lk off mhz
+	local cj mj lp50 lp99 lk off hp99 rp99
 	cj=$(field "$LOG/$tag.compute.log" jobs_per_s 2>/dev/null)
 	mj=$(field "$LOG/$tag.memory.log" jobs_per_s 2>/dev/null)
 	lp50=$(field "$LOG/$tag.lc.log" p50_us 2>/dev/null)
 	lp99=$(field "$LOG/$tag.lc.log" p99_us 2>/dev/null)
 	lk=$(field "$LOG/$tag.lc.log" kernels 2>/dev/null)
 	off=$(field "$LOG/$tag.lc.log" off_ms 2>/dev/null)
-	echo "$tag ${cj:--} ${mj:--} ${lp50:--} ${lp99:--} ${lk:--} ${en:--} $secs ${off:--} ${LENT0:--} ${LENT1:--} ${mhz:--}" \
+	hp99=$(field "$LOG/$tag.lc.log" head_p99_us 2>/dev/null)
+	rp99=$(field "$LOG/$tag.lc.log" rest_p99_us 2>/dev/null)
+	echo "$tag ${cj:--} ${mj:--} ${lp50:--} ${lp99:--} ${lk:--} ${en:--} $secs ${off:--} ${LENT0:--} ${LENT1:--} ${mhz:--} ${hp99:--} ${rp99:--}" \
 		>>"$LOG/rows"
 }
 
@@ -389,7 +391,9 @@ for line in open(rows):
     R[f[0]] = dict(c=num(f[1]), m=num(f[2]), p50=num(f[3]), p99=num(f[4]),
                    k=num(f[5]), e=num(f[6]), secs=num(f[7]), off=num(f[8]),
                    lent0=num(f[9]), lent1=num(f[10]),
-                   mhz=num(f[11]) if len(f) > 11 else None)
+                   mhz=num(f[11]) if len(f) > 11 else None,
+                   hp99=num(f[12]) if len(f) > 12 else None,
+                   rp99=num(f[13]) if len(f) > 13 else None)
 # repeated windows (NAME, NAME.2, ...): NAME becomes their median, field
 # by field (lent: its SM-seconds, so lent% is the median's too); each
 # window stays in the table as NAME#i
@@ -425,9 +429,11 @@ if sim:
 st = R.get("static")
 solo = R.get("solo")
 mps = R.get("mps")
-out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s %6s" % (
+out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s %6s %8s %8s" % (
     "config", "compute/s", "memory/s", "jobs/s", "vs stat", "lc p50us",
-    "lc p99us", "p99/solo", "mps/p99", "energy J", "J/job", "lent%", "SM MHz"))
+    "lc p99us", "p99/solo", "mps/p99", "energy J", "J/job", "lent%", "SM MHz",
+    "head p99", "rest p99"))
+out.append("(head: lc's kernels launched in a burst's first 5 ms; rest: the others)")
 if REP:
     out.append("(static, fair, priority: medians of the windows #1.. taken in turn)")
 def lent(r):
@@ -453,12 +459,13 @@ for name in ["solo", "timeslice", "mps", "static", "fair", "priority"] + \
     vm = base["p99"] / r["p99"] if base and r["p99"] and base["p99"] else None
     ej = r["e"] / 1000.0 if r["e"] is not None else None
     jj = ej / jobs(r) if ej is not None and jobs(r) else None
-    out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s %6s" % (
+    out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s %6s %8s %8s" % (
         name, fmt(r["c"]), fmt(r["m"]), fmt(t if name != "solo" else None),
         fmt(vs, "%.3fx"), fmt(r["p50"]), fmt(r["p99"]), fmt(ps, "%.2fx"),
         fmt(vm, "%.0fx"), fmt(ej), fmt(jj, "%.4f"),
         fmt(lent(r) if name != "solo" and not name.startswith("static") else None,
-            "%.0f"), fmt(r.get("mhz"), "%.0f")))
+            "%.0f"), fmt(r.get("mhz"), "%.0f"), fmt(r.get("hp99")),
+        fmt(r.get("rp99"))))
     out.append("RESULT sched_bench config=%s compute_jobs_per_s=%s memory_jobs_per_s=%s "
                "jobs_per_s=%s lc_p50_us=%s lc_p99_us=%s lc_kernels=%s energy_j=%s "
                "j_per_job=%s" % (name, fmt(r["c"]), fmt(r["m"]), fmt(t), fmt(r["p50"]),
