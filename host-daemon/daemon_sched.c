@@ -246,6 +246,12 @@ void daemon_sched_policy_of(struct daemon *d, struct daemon_vgpu *v,
 	out->prio = s && s->prio ? s->prio : POLICY_NORMAL;
 	if (!s)
 		return;
+	/* a shrink of ours in flight: plan with the size it is going to,
+	 * or the groups it is giving back would be taken a second time
+	 * from another vGPU (which then grows back: two more resizes); a
+	 * grow still waits for the groups to be free (run_gpu) */
+	if (s->resizing && s->resize_shrinks && s->resize_target < out->cur)
+		out->cur = s->resize_target;
 	out->changed_ms = s->changed_ms;
 	out->idle_ms = s->idle_ms;
 	out->drain_ms = reclaim_est_ms(s, daemon_now_ms());
@@ -559,6 +565,7 @@ static int start_resize(struct daemon *d, struct daemon_vgpu *v,
 	v->sched->resize_start_ms = daemon_now_ms();
 	v->sched->resize_shrinks =
 		target < (uint32_t)__builtin_popcountll(own_mask(d, v));
+	v->sched->resize_target = target;
 	d->sched->gpu[v->cfg.gpu].resizes++;
 	return 0;
 }

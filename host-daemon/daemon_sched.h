@@ -63,6 +63,7 @@ struct daemon_sched_vgpu {
 	uint32_t shrink_ms;
 	int64_t shrink_seen_ms, resize_start_ms;
 	bool resize_shrinks;
+	uint32_t resize_target; /* groups, of the resize in flight */
 	uint32_t last_drain_us;
 	/* the policy's */
 	int64_t changed_ms;
