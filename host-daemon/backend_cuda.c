@@ -253,27 +253,21 @@ static int cuda_probe(struct vgpu_gpu_info *gpus, int max, char *err,
 /* ---- open / close ------------------------------------------------------ */
 
 /*
- * Group index ngroups names the SMs the split left over (H100: 12), the
- * `remaining` resource of cuDevSmResourceSplitByCount. cuda.h gives it
- * none of the groups' guarantees and discourages splitting it further,
- * so it is a slice on its own: never combined with groups.
+ * Group index ngroups names the SMs the split left over (H100, H200: 12),
+ * the `remaining` resource of cuDevSmResourceSplitByCount. cuda.h gives
+ * it none of the groups' guarantees and discourages splitting it further
+ * (we never do); cuDevResourceGenerateDesc takes it together with groups
+ * of the same split, so it is a slice of its own or lent on top of one
+ * (daemon_sched_leftover.c).
  */
 static int cuda_leftover(const struct backend *b, const CUdevResource *rest,
-			 uint32_t g, uint32_t ngroups, char *err, size_t errlen)
+			 uint32_t g, char *err, size_t errlen)
 {
 	if (rest->type != CU_DEV_RESOURCE_TYPE_SM || !rest->sm.smCount) {
 		snprintf(err, errlen,
 			 "cuda: SM group %u does not exist (GPU %u has %u "
 			 "groups and no SMs left over)",
 			 g, b->cfg.gpu, g);
-		return CUDA_ERROR_INVALID_VALUE;
-	}
-	if (ngroups != 1) {
-		snprintf(err, errlen,
-			 "cuda: SM group %u holds the %u SMs left over by the "
-			 "split and must be used alone, not combined with "
-			 "other groups",
-			 g, rest->sm.smCount);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	return CUDA_SUCCESS;
@@ -291,7 +285,7 @@ int cuda_slice_build(struct backend *b, CUdevice dev, const uint32_t *want,
 	const struct cuda_sym *cu = &b->cu;
 	CUdevResource whole, groups[VGPU_MAX_SM_GROUPS];
 	CUdevResource sel[VGPU_MAX_SM_GROUPS], got, rest;
-	uint8_t used[VGPU_MAX_SM_GROUPS] = {0};
+	uint8_t used[VGPU_MAX_SM_GROUPS + 1] = {0}; /* + the leftover */
 	CUdevResourceDesc desc;
 	unsigned ngroups, i, sum = 0;
 	CUresult rc;
@@ -310,9 +304,15 @@ int cuda_slice_build(struct backend *b, CUdevice dev, const uint32_t *want,
 		uint32_t g = want[i];
 
 		if (g == ngroups) {
-			if ((rc = cuda_leftover(b, &rest, g, nwant, err,
-						errlen)))
+			if (used[g]) {
+				snprintf(err, errlen,
+					 "cuda: SM group %u is listed twice",
+					 g);
+				return CUDA_ERROR_INVALID_VALUE;
+			}
+			if ((rc = cuda_leftover(b, &rest, g, err, errlen)))
 				return rc;
+			used[g] = 1;
 			sel[i] = rest;
 			sum += rest.sm.smCount;
 			continue;

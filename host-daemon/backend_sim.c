@@ -164,7 +164,7 @@ static int sim_probe(struct vgpu_gpu_info *gpus, int max, char *err,
 /*
  * The leftover group, index ngroups: the SMs after the last whole group,
  * numbered on from the groups' SMs. Like the cuda backend's "remaining"
- * resource it stands alone: it is never combined with other groups.
+ * resource it may be held alone or with groups.
  */
 static int sim_add_leftover(struct backend *b, uint32_t g, char *err,
 			    size_t errlen)
@@ -178,14 +178,6 @@ static int sim_add_leftover(struct backend *b, uint32_t g, char *err,
 			 g, b->cfg.gpu, g, SIM_GROUP_SMS);
 		return -1;
 	}
-	if (b->cfg.ngroups != 1) {
-		snprintf(err, errlen,
-			 "sim: SM group %u holds the %u SMs left over by the "
-			 "split and must be used alone, not combined with "
-			 "other groups",
-			 g, b->st.sms - first);
-		return -1;
-	}
 	for (j = first; j < b->st.sms; j++)
 		b->smids[b->nsms++] = j;
 	return 0;
@@ -196,7 +188,7 @@ static int sim_add_leftover(struct backend *b, uint32_t g, char *err,
 static int sim_check_config(struct backend *b, char *err, size_t errlen)
 {
 	const struct vgpu_worker_config *cfg = &b->cfg;
-	uint8_t used[VGPU_MAX_SM_GROUPS] = {0};
+	uint8_t used[VGPU_MAX_SM_GROUPS + 1] = {0}; /* + the leftover */
 	uint32_t ngroups = sim_ngroups(&b->st), i, j;
 
 	if (cfg->gpu >= b->st.gpus) {
@@ -215,9 +207,15 @@ static int sim_check_config(struct backend *b, char *err, size_t errlen)
 	for (i = 0; i < cfg->ngroups; i++) {
 		uint32_t g = cfg->groups[i];
 
+		if (g <= ngroups && used[g]) {
+			snprintf(err, errlen,
+				 "sim: SM group %u is listed twice", g);
+			return -1;
+		}
 		if (g == ngroups) {
 			if (sim_add_leftover(b, g, err, errlen))
 				return -1;
+			used[g] = 1;
 			continue;
 		}
 		if (g >= ngroups) {
@@ -225,11 +223,6 @@ static int sim_check_config(struct backend *b, char *err, size_t errlen)
 				 "sim: SM group %u does not exist (GPU %u has "
 				 "%u groups of %u SMs)",
 				 g, cfg->gpu, ngroups, SIM_GROUP_SMS);
-			return -1;
-		}
-		if (used[g]) {
-			snprintf(err, errlen,
-				 "sim: SM group %u is listed twice", g);
 			return -1;
 		}
 		used[g] = 1;

@@ -492,13 +492,6 @@ const struct plan_grant *plan_restore(struct plan *p, const char *name,
 						 : "");
 			return NULL;
 		}
-		if (gr == g->ngroups && ngroups != 1) {
-			snprintf(err, errlen,
-				 "vGPU %s holds the leftover slice (group %u) "
-				 "with other groups; it can only be held alone",
-				 name, gr);
-			return NULL;
-		}
 		if ((mask | g->groups_used) & (1ull << gr)) {
 			snprintf(err, errlen,
 				 "vGPU %s holds SM group %u of GPU %u, which "

@@ -98,12 +98,10 @@ static int choose_mask(const struct plan *p, const struct plan_grant *gr,
 		       size_t errlen)
 {
 	const struct plan_gpu *g = &p->gpus[gr->gpu];
-	uint64_t own = grant_mask(gr), left = 0;
+	uint64_t own = grant_mask(gr);
 	uint32_t i;
 	const char *who;
 
-	if (g->ngroups < 64)
-		left = 1ull << g->ngroups;
 	for (i = 0; i < 64; i++) {
 		if (!(want & (1ull << i)))
 			continue;
@@ -122,13 +120,6 @@ static int choose_mask(const struct plan *p, const struct plan_grant *gr,
 				 gr->gpu, who ? who : "(another)");
 			return -1;
 		}
-	}
-	if ((want & left) && want != left) {
-		snprintf(err, errlen,
-			 "the leftover slice (group %u) can only be held "
-			 "alone",
-			 g->ngroups);
-		return -1;
 	}
 	resize_from_mask(g, want, own, r);
 	return 0;

@@ -997,8 +997,8 @@ static void sim_launch_checks_dimensions(void **state)
 
 /*
  * 132 SMs: 16 groups of 8 and 4 left over. Group 16 names those 4 as a
- * slice of their own (SMs 128..131); it cannot be combined with other
- * groups, and without SMs left over it does not exist.
+ * slice of their own (SMs 128..131), or lent on top of groups; listed
+ * twice it is refused, and without SMs left over it does not exist.
  */
 static void sim_leftover_group_is_a_slice_of_its_own(void **state)
 {
@@ -1017,12 +1017,17 @@ static void sim_leftover_group_is_a_slice_of_its_own(void **state)
 	sim_env();
 	setenv("VGPU_SIM_SMS", "132", 1);
 	test_config(&cfg);
-	cfg.groups[0] = 0;
-	cfg.groups[1] = 16;
-	expect_open_fails(&cfg, "must be used alone");
 	cfg.groups[0] = 16;
+	cfg.groups[1] = 16;
+	expect_open_fails(&cfg, "listed twice");
+	/* with a group (lent on top of a slice): its 8 SMs and the 4 */
 	cfg.groups[1] = 0;
-	expect_open_fails(&cfg, "must be used alone");
+	assert_int_equal(ops->open(&f.b, &cfg, err, sizeof(err)), 0);
+	assert_int_equal(ops->thread_attach(f.b), 0);
+	ops->device_info(f.b, &info);
+	assert_int_equal(info.sm_count, 12);
+	ops->close(f.b);
+	f.b = NULL;
 	cfg.ngroups = 1;
 	cfg.groups[0] = 17;
 	expect_open_fails(&cfg, "SM group 17");
