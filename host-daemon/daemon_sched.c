@@ -161,7 +161,8 @@ static bool on_leftover(const struct daemon *d, const struct daemon_vgpu *v)
 }
 
 /* Its regular groups as a mask. */
-static uint64_t own_mask(const struct daemon *d, const struct daemon_vgpu *v)
+uint64_t daemon_sched_own_mask(const struct daemon *d,
+			       const struct daemon_vgpu *v)
 {
 	uint32_t ng = d->plan->gpus[v->cfg.gpu].ngroups, i;
 	uint64_t m = 0;
@@ -175,7 +176,7 @@ static uint64_t own_mask(const struct daemon *d, const struct daemon_vgpu *v)
 /* Whether the scheduler may resize or hold v now: not while a save,
  * suspend, migration or save point of it is in flight (the worker is
  * frozen, or its groups are about to change under the plan). */
-static bool movable(const struct daemon *d, const struct daemon_vgpu *v)
+bool daemon_sched_movable(const struct daemon *d, const struct daemon_vgpu *v)
 {
 	return !v->destroying && v->state == VGPU_ADMIN_STATE_RUNNING &&
 	       v->ready && v->ctl_fd >= 0 && v->stop == DAEMON_STOP_NONE &&
@@ -228,7 +229,7 @@ void daemon_sched_policy_of(struct daemon *d, struct daemon_vgpu *v,
 
 	memset(out, 0, sizeof(*out));
 	out->name = v->cfg.name;
-	out->cur = (uint32_t)__builtin_popcountll(own_mask(d, v));
+	out->cur = (uint32_t)__builtin_popcountll(daemon_sched_own_mask(d, v));
 	out->min = s && s->min_sms ? groups_for(s->min_sms, per) : 1;
 	out->max = s && s->max_sms ? groups_for(s->max_sms, per) : cap;
 	if (out->max > cap)
@@ -366,13 +367,13 @@ uint32_t daemon_sched_collect(struct daemon *d, uint32_t gpu,
 		daemon_sched_policy_of(d, v, &pv[k]);
 		/* a vGPU nothing is known about yet (its worker has not
 		 * answered) keeps what it has: neither lends nor grabs */
-		pv[k].fixed = !movable(d, v) ||
+		pv[k].fixed = !daemon_sched_movable(d, v) ||
 			      (dynamic(&d->sched->gpu[gpu]) && !known(v));
 		pv[k].runnable = runnable(v, v->sched);
 		/* at its base, what it holds is home: where a shrink
 		 * goes back to and a grow starts from */
 		if (pv[k].cur == pv[k].base && !v->sched->resizing)
-			v->sched->home = own_mask(d, v);
+			v->sched->home = daemon_sched_own_mask(d, v);
 		/* its next burst is due: its SMs come back now, so that the
 		 * burst finds them free of borrowed kernels */
 		v->sched->burst_due = !pv[k].runnable && v->sched->edges &&
@@ -516,6 +517,8 @@ void daemon_sched_resized(struct daemon *d, struct daemon_vgpu *v, bool ok)
 		return;
 	if (s->resizing) {
 		s->resizing = false;
+		if (!ok && s->resize_adds_leftover)
+			daemon_sched_leftover_failed(d, v);
 		if (ok && s->resize_shrinks) {
 			int64_t now = daemon_now_ms(), took;
 
@@ -536,20 +539,18 @@ void daemon_sched_resized(struct daemon *d, struct daemon_vgpu *v, bool ok)
 		s->changed_ms = daemon_now_ms();
 }
 
-/* Start moving v to target regular groups; 0 when started. */
-static int start_resize(struct daemon *d, struct daemon_vgpu *v,
-			uint32_t target)
+/* Start moving v to the groups in mask (a scheduler resize); 0 when
+ * started. */
+int daemon_sched_resize_to(struct daemon *d, struct daemon_vgpu *v,
+			   uint64_t mask)
 {
 	const struct plan_gpu *g = &d->plan->gpus[v->cfg.gpu];
-	uint64_t mask, used = g->groups_used;
+	uint64_t left = g->ngroups < 64 ? 1ull << g->ngroups : 0;
+	uint32_t target = (uint32_t)__builtin_popcountll(mask & ~left);
 	char err[VGPU_MESSAGE_MAX];
 	struct plan_resize r;
 	int32_t status;
 
-	mask = policy_mask(own_mask(d, v), used, g->ngroups, target,
-			   v->sched->home);
-	if (!mask)
-		return -1;
 	if (plan_resize_choose(d->plan, v->cfg.name, 0, mask, &r, err,
 			       sizeof(err))) {
 		daemon_log("scheduler: vGPU %s: %s", v->cfg.name, err);
@@ -564,10 +565,29 @@ static int start_resize(struct daemon *d, struct daemon_vgpu *v,
 	v->sched->resizing = true;
 	v->sched->resize_start_ms = daemon_now_ms();
 	v->sched->resize_shrinks =
-		target < (uint32_t)__builtin_popcountll(own_mask(d, v));
+		target <
+		(uint32_t)__builtin_popcountll(daemon_sched_own_mask(d, v));
 	v->sched->resize_target = target;
+	v->sched->resize_adds_leftover =
+		(mask & left) && !daemon_sched_holds_leftover(d, v);
 	d->sched->gpu[v->cfg.gpu].resizes++;
 	return 0;
+}
+
+/* Start moving v to target regular groups (and the leftover slice it
+ * holds, while it may keep it); 0 when started. */
+static int start_resize(struct daemon *d, struct daemon_vgpu *v,
+			uint32_t target)
+{
+	const struct plan_gpu *g = &d->plan->gpus[v->cfg.gpu];
+	uint64_t mask;
+
+	mask = policy_mask(daemon_sched_own_mask(d, v), g->groups_used,
+			   g->ngroups, target, v->sched->home);
+	if (!mask)
+		return -1;
+	return daemon_sched_resize_to(d, v,
+				      mask | daemon_sched_leftover_kept(d, v));
 }
 
 static uint32_t free_groups(const struct plan_gpu *g)
@@ -688,6 +708,7 @@ static void run_gpu(struct daemon *d, uint32_t gpu, int64_t now)
 			   pv[i].drain_ms);
 		start_resize(d, vs[i], grow);
 	}
+	daemon_sched_leftover_run(d, gpu, pv, vs, n, shrinking, now);
 }
 
 /* Parked creates: launched once their groups are free, or refused. */

@@ -64,6 +64,7 @@ struct daemon_sched_vgpu {
 	int64_t shrink_seen_ms, resize_start_ms;
 	bool resize_shrinks;
 	uint32_t resize_target; /* groups, of the resize in flight */
+	bool resize_adds_leftover;
 	uint32_t last_drain_us;
 	/* the policy's */
 	int64_t changed_ms;
@@ -103,6 +104,7 @@ struct daemon_sched_gpu {
 	uint32_t resizes;
 	uint32_t runnable;
 	bool timeslicing;
+	bool leftover_off; /* lending the leftover slice failed once */
 };
 
 struct daemon_sched {
@@ -162,6 +164,30 @@ uint32_t daemon_sched_collect(struct daemon *d, uint32_t gpu,
 			      uint32_t n);
 /* Mark the scheduler to run at the end of this turn. */
 void daemon_sched_kick(struct daemon *d);
+/* v's regular groups as a mask (not the leftover slice). */
+uint64_t daemon_sched_own_mask(const struct daemon *d,
+			       const struct daemon_vgpu *v);
+/* Whether the scheduler may resize or hold v now. */
+bool daemon_sched_movable(const struct daemon *d, const struct daemon_vgpu *v);
+/* Start a scheduler resize of v to the groups in mask; 0 when started. */
+int daemon_sched_resize_to(struct daemon *d, struct daemon_vgpu *v,
+			   uint64_t mask);
+
+/* ---- daemon_sched_leftover.c: the leftover slice, lent ---- */
+/* Whether v holds the leftover slice on top of groups (lent to it). */
+bool daemon_sched_holds_leftover(const struct daemon *d,
+				 const struct daemon_vgpu *v);
+/* The leftover slice's bit when v holds it and keeps it, else 0 (a
+ * scheduler resize of v keeps what this says). */
+uint64_t daemon_sched_leftover_kept(const struct daemon *d,
+				    const struct daemon_vgpu *v);
+/* A resize that added it failed: not lent again on that GPU. */
+void daemon_sched_leftover_failed(struct daemon *d, struct daemon_vgpu *v);
+/* After a plan of gpu: lend the slice, move it, or take it back. */
+void daemon_sched_leftover_run(struct daemon *d, uint32_t gpu,
+			       const struct policy_vgpu *pv,
+			       struct daemon_vgpu **vs, uint32_t n,
+			       bool shrinking, int64_t now);
 
 /* ---- daemon_sched_admin.c ---- */
 void daemon_sched_policy_admin(struct daemon *d, struct daemon_conn *c,

@@ -12,7 +12,10 @@
 #   - refusals with a sentence: admission per mode, a resize outside
 #     min..max, a policy that no longer fits, bad values (usage);
 #   - a blueprint's policy fields; the state file keeps the policies;
-#   - steady bursts (100 ms on, 200 ms off) are seen with their period.
+#   - steady bursts (100 ms on, 200 ms off) are seen with their period;
+#   - the 4 SMs the split leaves (group 16) are lent on top of one busy
+#     vGPU's groups under fair and priority, come back when all are
+#     idle, and are not lent under static.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 export VGPU_SIM_GPUS=1 VGPU_SIM_SMS=132 VGPU_SIM_MEMORY=16G
@@ -28,6 +31,13 @@ for v in json.load(sys.stdin)["vgpus"]:
 		print(v[sys.argv[2]])' "$1" "$2"
 }
 sched_is() { [ "$(sched "$1" "$2")" = "$3" ]; }
+holders_of_leftover() { # how many vGPUs hold group 16 with others
+	vadmin list --json | python3 -c '
+import json, sys
+vs = json.load(sys.stdin)["vgpus"]
+print(sum(1 for v in vs if 16 in v["groups"] and len(v["groups"]) > 1))'
+}
+leftover_back() { [ "$(holders_of_leftover)" = 0 ]; }
 sched_ge() { [ "$(sched "$1" "$2")" -ge "$3" ]; }
 sched_le() { [ "$(sched "$1" "$2")" -le "$3" ]; }
 gpu_field() {
@@ -67,8 +77,10 @@ else
 	tap_not_ok "fair: idle c lends down to its min_sms (8 SMs)"
 	vadmin policy | tap_diag
 fi
-tap_expect "fair: a and b borrowed c's 40 SMs" 0 "^120$" \
-	python3 -c "print($(sched a sms) + $(sched b sms))"
+tap_expect "fair: a and b borrowed c's 40 SMs and the 4 the split left" 0 \
+	"^124$" python3 -c "print($(sched a sms) + $(sched b sms))"
+tap_expect "the leftover slice (group 16) is lent to one busy vGPU" 0 "^1$" \
+	holders_of_leftover
 tap_expect "policy shows c's lent SMs" 0 "^c +0 +normal +6\* +8 +128 +48 +8 +48 +40 +0 +no" \
 	vadmin policy
 tap_expect "show c says what it lent" 0 "lent +40 SMs to vGPUs with work" \
@@ -84,7 +96,8 @@ else
 fi
 tap_expect "the reclaim is counted and timed" 0 "^[1-9]" sched c reclaims
 vadmin policy | tap_diag
-tap_expect "a and b gave back what they borrowed" 0 "^80$" \
+tap_expect "a and b gave back what they borrowed (one keeps the leftover)" \
+	0 "^84$" \
 	python3 -c "print($(sched a sms) + $(sched b sms))"
 
 # ---- priority: the high-priority vGPU's size is kept --------------------------
@@ -107,10 +120,23 @@ else
 	tap_not_ok "priority: high-priority c gets its 48 SMs first"
 	vadmin policy | tap_diag
 fi
-tap_expect "priority: a and b share the rest" 0 "^80$" \
+tap_expect "priority: a and b share the rest (and the leftover)" 0 "^84$" \
 	python3 -c "print($(sched a sms) + $(sched b sms))"
 stop_bg
 grep -h "launches in" "$TEST_TMP"/*.out | tap_diag || true
+if wait_for 30 "the leftover slice back" leftover_back; then
+	tap_ok "all idle: the leftover slice comes back after the dwell"
+else
+	tap_not_ok "all idle: the leftover slice comes back after the dwell"
+	vadmin list | tap_diag
+	grep -E "scheduler" "$VGPUD_LOG" | tail -20 | tap_diag
+fi
+tap_run "policy --gpu 0 --mode static" vadmin policy --gpu 0 --mode static
+busy "$TEST_TMP/a.static.out" a 3
+sleep 1
+tap_expect "static: the leftover slice is not lent" 0 "^0$" holders_of_leftover
+stop_bg
+tap_run "policy --gpu 0 --mode priority" vadmin policy --gpu 0 --mode priority
 
 # ---- refusals -------------------------------------------------------------
 tap_expect "resize below min_sms is refused" 1 \
