@@ -23,8 +23,13 @@
 #   fair       the same vGPUs under fair (lc lends down to LC_MIN SMs
 #              while idle, to compute and memory by weight: saxpy is not
 #              bandwidth-bound on 40 SMs, 1.27 TB/s; alone on all 132 it
-#              ran about 3x as fast)
+#              ran about 3x as fast; the 12 SMs the split leaves over,
+#              in no vGPU's share, are lent to the busy compute vGPU)
 #   priority   the same under priority, lc high
+# static, fair and priority are taken in turn REPEATS times and each
+# figure is the median; lc's p99 is also given for the kernels launched
+# in a burst's first 5 ms (head) and the others (rest), and the GPU's SM
+# clock per window.
 # plus lc alone on its slice (the "solo" baseline), and under priority
 # the lc p99 against the compute kernel's length (0.1 to 10 ms).
 # Kernel sizes are calibrated once, on the static slices, and then fixed.
