@@ -319,7 +319,7 @@ static void moves(const struct policy_gpu *g, struct policy_vgpu *v, uint32_t n,
 		  uint32_t cap, int64_t now)
 {
 	uint32_t t[N], gl[N], sum = 0, free_, owed = 0, i, k, ord[N];
-	bool dwell_ok[N], want[N];
+	bool dwell_ok[N], want[N], slow;
 	int d;
 
 	for (i = 0; i < n; i++) {
@@ -332,8 +332,10 @@ static void moves(const struct policy_gpu *g, struct policy_vgpu *v, uint32_t n,
 			      (v[i].runnable || v[i].gap_known ||
 			       now - v[i].idle_ms >= (int64_t)g->dwell_ms);
 		/* lending more of a known gap moves the same way: no
-		 * dwell between its steps */
-		if (v[i].gap_known && v[i].cur < v[i].base)
+		 * dwell between its steps (below what it holds when all
+		 * are busy: it has lent already) */
+		if (v[i].gap_known && v[i].cur < v[i].base &&
+		    v[i].cur < v[i].share)
 			dwell_ok[i] = true;
 		gl[i] = want[i] && v[i].share < ideal[i] ? v[i].share
 							 : ideal[i];
@@ -412,17 +414,12 @@ static void moves(const struct policy_gpu *g, struct policy_vgpu *v, uint32_t n,
 		}
 		if (r < 0)
 			break;
-		if (free_) {
-			bool slow = slow_to_give_back(g, &v[r]);
-
-			if (slow && free_ <= owed) {
-				want[r] = false; /* only owed ones are free */
-				continue;
-			}
+		slow = slow_to_give_back(g, &v[r]);
+		if (free_ && !(slow && free_ <= owed)) {
 			if (!slow && owed)
 				owed--;
 			free_--;
-		} else {
+		} else { /* none free, or only owed ones: from a donor */
 			d = donor(g, v, n, in, t, ideal, dwell_ok, TAKE_BORROW,
 				  r);
 			if (d < 0) {

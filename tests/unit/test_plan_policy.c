@@ -332,6 +332,53 @@ static void fair_keeps_owed_free_groups_within_the_bound(void **state)
 	assert_int_equal(s.v[1].cur, 9);
 }
 
+/* Only owed free groups: a receiver past the bound still takes from a
+ * busy vGPU above its ideal (the free pool alone is off limits). */
+static void fair_slow_receiver_still_rebalances_from_the_busy(void **state)
+{
+	struct sim s;
+
+	(void)state;
+	sim_init(&s, POLICY_FAIR, 15);
+	s.g.reclaim_bound_ms = 5;
+	s.g.dwell_ms = 0;
+	sim_add(&s, "idle", 4, 1, 15, 4);
+	sim_add(&s, "fat", 6, 1, 15, 6);
+	sim_add(&s, "slow", 6, 1, 15, 8);
+	sim_busy(&s, 1, true);
+	sim_busy(&s, 2, true);
+	s.v[0].cur = 1; /* lent 3, now free and owed to it */
+	s.v[1].cur = 7; /* one above its ideal of 6 */
+	s.v[2].drain_ms = 50;
+	sim_step(&s, 1);
+	assert_int_equal(s.v[2].cur, 7); /* one from fat, none owed */
+	assert_int_equal(s.v[1].cur, 6);
+}
+
+/* The step waiver is for a vGPU that has lent already: one just
+ * changed, still at its share, keeps its dwell even with a known gap. */
+static void gap_known_first_lend_keeps_the_change_dwell(void **state)
+{
+	struct sim s;
+
+	(void)state;
+	sim_init(&s, POLICY_FAIR, 15);
+	sim_add(&s, "lc", 8, 1, 15, 8);
+	sim_add(&s, "a", 8, 1, 15, 8);
+	sim_add(&s, "b", 8, 1, 15, 8);
+	s.v[0].cur = 5; /* 15 groups, three bases of 8: shares of 5 */
+	s.v[1].cur = 5;
+	s.v[2].cur = 5;
+	sim_busy(&s, 1, true);
+	sim_busy(&s, 2, true);
+	s.v[0].runnable = true;
+	sim_busy(&s, 0, false);
+	s.v[0].changed_ms = s.now; /* just changed */
+	s.v[0].gap_known = true;
+	sim_step(&s, 1);
+	assert_int_equal(s.v[0].cur, 5);
+}
+
 static void fair_reclaim_takes_from_borrowers_first(void **state)
 {
 	struct sim s;
@@ -685,6 +732,9 @@ int main(void)
 		cmocka_unit_test(fair_raises_a_vgpu_below_its_min),
 		cmocka_unit_test(fair_lends_a_predicted_gap_before_the_dwell),
 		cmocka_unit_test(fair_keeps_owed_free_groups_within_the_bound),
+		cmocka_unit_test(
+			fair_slow_receiver_still_rebalances_from_the_busy),
+		cmocka_unit_test(gap_known_first_lend_keeps_the_change_dwell),
 		cmocka_unit_test(fair_never_thrashes_within_the_dwell),
 		cmocka_unit_test(fair_lends_only_within_the_reclaim_bound),
 		cmocka_unit_test(fair_reclaim_takes_from_borrowers_first),
