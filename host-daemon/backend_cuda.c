@@ -5,8 +5,8 @@
  *   - SMs: the device's SM resource is split into groups of
  *     minSmPartitionSize SMs (the same call in every process, so every
  *     worker sees the same groups); the slice is a green context over the
- *     groups the config lists, or over the SMs the split left over (group
- *     index = the group count; used alone).
+ *     groups the config lists, and/or the SMs the split left over (group
+ *     index = the group count: alone, or lent on top of groups).
  *   - Memory: the vGPU's VA window is reserved at exactly va_base
  *     (cuMemAddressReserve) and backed by one physical allocation per run
  *     of granules a mem_map call backs anew (cuMemCreate + cuMemMap +

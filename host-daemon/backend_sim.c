@@ -9,7 +9,7 @@
  *   VGPU_SIM_SMS     SMs per GPU (default 132); split into floor(sms / 8)
  *                    groups of 8, group g being SMs g*8 .. g*8+7; the
  *                    SMs left over (132: 128..131) are group floor(sms/8),
- *                    which a slice can only use alone
+ *                    a slice alone or lent on top of groups
  *   VGPU_SIM_MEMORY  bytes per GPU, suffix K, M or G allowed (default 16G)
  *
  * Device memory is the vGPU's VA window itself, reserved PROT_NONE at

@@ -130,6 +130,19 @@ int daemon_resize_start(struct daemon *d, struct daemon_vgpu *v,
 	return 0;
 }
 
+/* Whether an explicit set of groups (a move) puts the leftover slice
+ * together with regular groups: only the scheduler does that, as a loan
+ * (daemon_sched_leftover.c); a vGPU an operator puts there holds it
+ * alone. */
+static bool mixes_leftover(const struct daemon *d, const struct daemon_vgpu *v,
+			   uint64_t mask)
+{
+	uint32_t ng = d->plan->gpus[v->cfg.gpu].ngroups;
+	uint64_t left = ng < 64 ? 1ull << ng : 0;
+
+	return left && (mask & left) && mask != left;
+}
+
 void daemon_resize_admin(struct daemon *d, struct daemon_conn *c,
 			 const struct vgpu_admin_request *req)
 {
@@ -149,6 +162,14 @@ void daemon_resize_admin(struct daemon *d, struct daemon_conn *c,
 	}
 	if (!resizable(d, c, v))
 		return;
+	if (mixes_leftover(d, v, req->slice_mask)) {
+		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
+				   "the leftover slice (group %u) is held "
+				   "alone; only the scheduler lends it on top "
+				   "of groups",
+				   d->plan->gpus[v->cfg.gpu].ngroups);
+		return;
+	}
 	if (!daemon_sched_resize_ok(d, c, v, req))
 		return;
 	if (plan_resize_choose(d->plan, v->cfg.name, req->sms, req->slice_mask,
@@ -275,6 +296,8 @@ void daemon_resize_abort(struct daemon *d, struct daemon_vgpu *v,
 	p->deadline = 0;
 	/* it comes back on its config: the old groups */
 	plan_resize_finish(d->plan, v->cfg.name, &p->plan, false);
+	if (v->sched) /* its worker went away: no verdict on the leftover */
+		v->sched->resize_adds_leftover = false;
 	daemon_sched_resized(d, v, false);
 	daemon_log("vGPU %s: resize failed: %s", v->cfg.name, why);
 	if (c)

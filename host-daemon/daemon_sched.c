@@ -306,8 +306,11 @@ static int64_t burst_lead(struct daemon *d, struct daemon_vgpu *v)
 			continue;
 		est = reclaim_est_ms(s, now);
 		/* past the bound it is lent no idle groups (plan_policy.c's
-		 * donor), so it has none of v's to give back */
-		if (bound != POLICY_NO_BOUND && est > bound)
+		 * donor), so it has none of v's to give back, unless it
+		 * borrowed them before it got there */
+		if (bound != POLICY_NO_BOUND && est > bound &&
+		    (uint32_t)__builtin_popcountll(
+			    daemon_sched_own_mask(d, o)) <= s->share)
 			continue;
 		if (est > drain)
 			drain = est;
@@ -517,8 +520,8 @@ void daemon_sched_resized(struct daemon *d, struct daemon_vgpu *v, bool ok)
 		return;
 	if (s->resizing) {
 		s->resizing = false;
-		if (!ok && s->resize_adds_leftover)
-			daemon_sched_leftover_failed(d, v);
+		if (s->resize_adds_leftover)
+			daemon_sched_leftover_done(d, v, ok);
 		if (ok && s->resize_shrinks) {
 			int64_t now = daemon_now_ms(), took;
 

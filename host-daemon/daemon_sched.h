@@ -104,7 +104,8 @@ struct daemon_sched_gpu {
 	uint32_t resizes;
 	uint32_t runnable;
 	bool timeslicing;
-	bool leftover_off; /* lending the leftover slice failed once */
+	bool leftover_off; /* lending the leftover slice kept failing */
+	uint32_t leftover_failures; /* in a row */
 };
 
 struct daemon_sched {
@@ -181,8 +182,14 @@ bool daemon_sched_holds_leftover(const struct daemon *d,
  * scheduler resize of v keeps what this says). */
 uint64_t daemon_sched_leftover_kept(const struct daemon *d,
 				    const struct daemon_vgpu *v);
-/* A resize that added it failed: not lent again on that GPU. */
-void daemon_sched_leftover_failed(struct daemon *d, struct daemon_vgpu *v);
+/* A resize that added it ended (ok or not: three failures in a row and
+ * that GPU lends it no more). */
+void daemon_sched_leftover_done(struct daemon *d, struct daemon_vgpu *v,
+				bool ok);
+/* v's SMs without the leftover slice lent to it: what a move, resume or
+ * swap-in asks for. */
+uint32_t daemon_sched_own_sms(const struct daemon *d,
+			      const struct daemon_vgpu *v);
 /* After a plan of gpu: lend the slice, move it, or take it back. */
 void daemon_sched_leftover_run(struct daemon *d, uint32_t gpu,
 			       const struct policy_vgpu *pv,

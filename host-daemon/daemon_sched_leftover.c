@@ -11,12 +11,17 @@
  * It goes to the busy vGPU with the most weight (then the most groups),
  * one at a time, and comes back when its holder has been idle for the
  * dwell, when a create waits for room, when the GPU's policy turns
- * static, or for good (until vgpud restarts) when a resize that added it
- * failed: a driver that would not build a green context over a split's
- * remaining SMs and groups together is not asked again.
+ * static, or for good (until vgpud restarts) when resizes that added it
+ * failed three times in a row: a driver that would not build a green
+ * context over a split's remaining SMs and groups together is not asked
+ * again.
  */
 #include "daemon.h"
 #include "daemon_sched.h"
+
+/* failed lends in a row before a GPU stops lending it: a driver that
+ * will not build the context, not a worker that happened to exit */
+#define LEFTOVER_TRIES 3
 
 static uint64_t leftover_bit(const struct plan_gpu *g)
 {
@@ -72,29 +77,51 @@ uint64_t daemon_sched_leftover_kept(const struct daemon *d,
 	return leftover_bit(&d->plan->gpus[v->cfg.gpu]);
 }
 
-void daemon_sched_leftover_failed(struct daemon *d, struct daemon_vgpu *v)
+uint32_t daemon_sched_own_sms(const struct daemon *d,
+			      const struct daemon_vgpu *v)
+{
+	uint32_t extra = d->plan->gpus[v->cfg.gpu].leftover_sms;
+
+	if (!daemon_sched_holds_leftover(d, v) || v->sms <= extra)
+		return v->sms ? v->sms : 1;
+	return v->sms - extra;
+}
+
+void daemon_sched_leftover_done(struct daemon *d, struct daemon_vgpu *v,
+				bool ok)
 {
 	struct daemon_sched_gpu *sg = &d->sched->gpu[v->cfg.gpu];
 
-	if (sg->leftover_off)
+	if (ok) {
+		sg->leftover_failures = 0;
+		return;
+	}
+	if (sg->leftover_off || ++sg->leftover_failures < LEFTOVER_TRIES)
 		return;
 	sg->leftover_off = true;
-	daemon_log("scheduler: GPU %u: lending the leftover slice to vGPU %s "
-		   "failed (see its resize above); it is not lent again "
-		   "until vgpud restarts",
-		   v->cfg.gpu, v->cfg.name);
+	daemon_log("scheduler: GPU %u: lending the leftover slice failed %d "
+		   "times in a row (last to vGPU %s, see its resize above); "
+		   "it is not lent again until vgpud restarts",
+		   v->cfg.gpu, LEFTOVER_TRIES, v->cfg.name);
 }
 
-/* The busy vGPU the slice goes to, or -1. */
-static int pick(const struct policy_vgpu *pv, struct daemon_vgpu **vs,
-		uint32_t n)
+/*
+ * The busy vGPU the slice goes to, or -1: one with work of its own (not
+ * only a burst due: it would give the slice back at the next run), not
+ * being resized, whose max_sms leaves room for it.
+ */
+static int pick(const struct daemon *d, const struct policy_vgpu *pv,
+		struct daemon_vgpu **vs, uint32_t n)
 {
+	uint32_t extra = d->plan->gpus[vs[0]->cfg.gpu].leftover_sms, i;
 	int best = -1;
-	uint32_t i;
 
 	for (i = 0; i < n; i++) {
-		if (pv[i].fixed || !pv[i].runnable || pv[i].hold ||
-		    pv[i].target != pv[i].cur || vs[i]->sched->resizing)
+		const struct daemon_sched_vgpu *s = vs[i]->sched;
+
+		if (pv[i].fixed || !s->edges || !s->runnable || pv[i].hold ||
+		    pv[i].target != pv[i].cur || s->resizing ||
+		    (s->max_sms && vs[i]->sms + extra > s->max_sms))
 			continue;
 		if (best < 0 || pv[i].weight > pv[best].weight ||
 		    (pv[i].weight == pv[best].weight &&
@@ -134,7 +161,7 @@ void daemon_sched_leftover_run(struct daemon *d, uint32_t gpu,
 	/* someone sits on it, or groups are still on their way back */
 	if ((pg->groups_used & bit) || shrinking || !lendable(d, gpu))
 		return;
-	b = pick(pv, vs, n);
+	b = pick(d, pv, vs, n);
 	if (b < 0)
 		return;
 	own = daemon_sched_own_mask(d, vs[b]);

@@ -46,6 +46,7 @@
 #include "ctl_msg.h"
 #include "daemon_mdev.h"
 #include "daemon_part.h"
+#include "daemon_sched.h"
 #include "daemon_state_ops.h"
 
 static struct daemon_vgpu_state *vst(struct daemon_vgpu *v)
@@ -367,8 +368,8 @@ static bool place(struct daemon *d, struct daemon_conn *c,
 	}
 	if (plan_move_choose(d->plan, v->cfg.name,
 			     gpu == VGPU_ADMIN_GPU_ANY ? PLAN_GPU_ANY : gpu,
-			     not_gpu, v->sms ? v->sms : 1, v->cfg.memory_quota,
-			     m, err, sizeof(err))) {
+			     not_gpu, daemon_sched_own_sms(d, v),
+			     v->cfg.memory_quota, m, err, sizeof(err))) {
 		if (req && daemon_swap_resume(d, c, v, req, fd, err))
 			return false;
 		daemon_admin_reply(d, c, VGPU_ADMIN_NO_ROOM, NULL,

@@ -135,6 +135,8 @@ groups_o=$(vadmin show o --json | python3 -c \
 	'import json,sys; print(json.load(sys.stdin)["groups"][0])')
 tap_expect "move refused: another vGPU's group" 1 "belongs to vGPU o" \
 	vadmin move r --slice "$groups_o"
+tap_expect "move refused: the leftover slice with others (only lent)" 1 \
+	"only the scheduler lends it" vadmin move r --slice 12,16
 tap_expect "move refused: no such group" 1 "has no SM group 40" \
 	vadmin move r --slice 40
 tap_expect "move refused: not a group list (usage)" 2 "like 4,5" \
