@@ -433,6 +433,20 @@ bg()
 	BG_PIDS+=("$BG_PID")
 }
 
+# Stops every background program started so far (TERM, then waits up to
+# 20 s for each) and forgets them.
+stop_bg()
+{
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	for p in "${BG_PIDS[@]}"; do
+		wait_pid "$p" 20 >/dev/null 2>&1 || true
+	done
+	BG_PIDS=()
+}
+
 # prog NAME: path of a test program.
 prog()
 {

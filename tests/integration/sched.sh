@@ -48,16 +48,6 @@ print(json.load(sys.stdin)["gpus"][0][sys.argv[1]])' "$1"
 busy() { # OUT VGPU SECONDS: a busy loop in the background
 	client_bg "$1" "$2" "$(prog busy_loop)" "$3" 65536
 }
-stop_bg() { # kill the busy loops started so far
-	local p
-	for p in "${BG_PIDS[@]}"; do
-		kill -TERM "$p" 2>/dev/null || true
-	done
-	for p in "${BG_PIDS[@]}"; do
-		wait_pid "$p" 20 >/dev/null 2>&1 || true
-	done
-	BG_PIDS=()
-}
 
 tap_expect "policy shows GPU 0 fair" 0 "GPU 0: fair policy" vadmin policy
 tap_expect "policy --gpu 0 sets the dwell and the reclaim bound" 0 \

@@ -27,16 +27,6 @@ holder_is() { [ "$(holder)" = "$1" ]; }
 busy() { # OUT VGPU SECONDS: a busy loop in the background
 	client_bg "$1" "$2" "$(prog busy_loop)" "$3" 65536
 }
-stop_bg() {
-	local p
-	for p in "${BG_PIDS[@]}"; do
-		kill -TERM "$p" 2>/dev/null || true
-	done
-	for p in "${BG_PIDS[@]}"; do
-		wait_pid "$p" 20 >/dev/null 2>&1 || true
-	done
-	BG_PIDS=()
-}
 
 tap_run "policy --gpu 0: dwell 100 ms" vadmin policy --gpu 0 --dwell 100
 tap_run "create a (64 SMs, max 64)" vadmin create a --sms 64 --memory 64M \
