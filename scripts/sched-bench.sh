@@ -26,6 +26,8 @@
 #              ran about 3x as fast; the 12 SMs the split leaves over,
 #              in no vGPU's share, are lent to the busy compute vGPU)
 #   priority   the same under priority, lc high
+#   fair_fixed fair with nothing lendable (every vGPU's min and max its
+#              size): what the dynamic machinery itself costs lc
 # static, fair and priority are taken in turn REPEATS times and each
 # figure is the median; lc's p99 is also given for the kernels launched
 # in a burst's first 5 ms (head) and the others (rest), and the GPU's SM
@@ -354,6 +356,25 @@ for r in $(seq "$REPEATS"); do
 		admin policy >"$LOG/$tag.policy.txt" 2>&1
 	done
 done
+# fair with nothing to lend (every vGPU's min and max its size): the
+# dynamic machinery's own cost (edges, the watchdog's 2 ms polls, the
+# scheduler's runs) against static, with no resize at all; then the
+# limits as before (the max: every SM the three vGPUs hold together)
+set_limits() { # LC_MIN LC_MAX COMPUTE_MAX MEMORY_MAX
+	admin policy lc --min-sms "$1" --max-sms "$2" >/dev/null &&
+		admin policy compute --min-sms "$3" --max-sms "$3" >/dev/null &&
+		admin policy memory --min-sms "$4" --max-sms "$4" >/dev/null ||
+		{ FAILED=1; say "FAIL setting the vGPUs' limits"; }
+}
+say "== fair, nothing lendable (min = max = size)"
+set_limits "$LC_SMS" "$LC_SMS" "$COMPUTE_SMS" "$MEMORY_SMS"
+set_policy fair
+window fair_fixed on_vgpu
+admin policy >"$LOG/fair_fixed.policy.txt" 2>&1
+admin policy lc --min-sms "$LC_MIN" --max-sms "$LC_SMS" >/dev/null &&
+	admin policy compute --min-sms 8 --max-sms $((COMPUTE_SMS + MEMORY_SMS + LC_SMS)) >/dev/null &&
+	admin policy memory --min-sms 8 --max-sms $((COMPUTE_SMS + MEMORY_SMS + LC_SMS)) >/dev/null ||
+	{ FAILED=1; say "FAIL restoring the vGPUs' limits"; }
 for pol in static fair priority; do
 	say "== $pol, the compute batch flooding ($FLOOD grids pending)"
 	set_policy $pol
@@ -448,7 +469,8 @@ def lent(r):
         return None
     idle = lc_sms * r["off"] / 1000.0
     return 100.0 * (r["lent1"] - r["lent0"]) / idle if idle else None
-for name in ["solo", "timeslice", "mps", "static", "fair", "priority"] + \
+for name in ["solo", "timeslice", "mps", "static", "fair", "priority",
+             "fair_fixed"] + \
         sorted(REP) + \
         ["mps_flood", "static_flood", "fair_flood", "priority_flood"] + \
         sorted([k for k in R if k.startswith("curve_")],

@@ -20,7 +20,7 @@ cp "$TAP_LOG" "$OUT_LOG"
 
 # row NAME: the RESULT line of one configuration
 row() { grep "^RESULT sched_bench config=$1 " "$OUT_LOG"; }
-for c in solo static fair priority 'static#1' 'fair#2' static_flood \
+for c in solo static fair priority 'static#1' 'fair#2' fair_fixed static_flood \
 	fair_flood priority_flood curve_1; do
 	r=$(row "$c")
 	if [ -n "$r" ] && ! grep -q "lc_p99_us=- " <<<"$r"; then
