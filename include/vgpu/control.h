@@ -164,7 +164,8 @@ struct vgpu_ctl_stats {
 
 /*
  * VGPU_CTL_RESIZE: the SM groups the slice moves onto (indices into the
- * split as in the config; the leftover group only alone). The worker
+ * split as in the config; the leftover group alone, or lent by the
+ * scheduler on top of groups). The worker
  * builds the new context beside its clients, switches every stream at a
  * kernel boundary (docs/DESIGN.md) and answers VGPU_CTL_RESIZED with the
  * same seq. vgpud sends one at a time.

@@ -2,7 +2,8 @@
 /*
  * Unit tests of resizes and moves in the planner (host-daemon/
  * plan_resize.c), on an H100-like GPU: 15 groups of 8 SMs plus the 12 SMs
- * the split leaves over (group 15, usable alone), 80 GiB.
+ * the split leaves over (group 15: alone, or with groups as the scheduler
+ * lends it), 80 GiB.
  */
 #include <setjmp.h>
 #include <stdarg.h>
