@@ -440,6 +440,29 @@ static void cuda_resize_without_cache_builds_each_time(void **state)
 	no_breach();
 }
 
+/*
+ * The leftover slice (the fake's 132 SMs: 16 groups of 8, group 16 the 4
+ * left) builds with groups into one green context of their SMs together
+ * (as the scheduler lends it), and is refused listed twice.
+ */
+static void cuda_resize_takes_the_leftover_with_groups(void **state)
+{
+	struct fixture *f = *state;
+	struct backend_resize_info ri;
+	uint32_t with[3] = {2, 3, 16}, twice[3] = {16, 2, 16};
+	char err[256] = "";
+
+	assert_int_equal(ops->resize(f->b, with, 3, &ri, err, sizeof(err)), 0);
+	assert_int_equal(ri.sms, 2 * 8 + 4);
+	while (ops->resize_reclaim(f->b) == CUDA_ERROR_NOT_READY)
+		;
+	assert_int_not_equal(ops->resize(f->b, twice, 3, &ri, err, sizeof(err)),
+			     0);
+	assert_non_null(strstr(err, "listed twice"));
+	assert_int_equal(resize_to(f, 2, 3), 1); /* and back without it */
+	no_breach();
+}
+
 static int setup_no_cache(void **state)
 {
 	setenv("VGPU_CUDA_SLICE_CACHE", "0", 1);
@@ -459,6 +482,9 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			cuda_move_failed_remap_puts_everything_back, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			cuda_resize_takes_the_leftover_with_groups, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(cuda_resize_keeps_idle_contexts,
 						setup, teardown),
