@@ -137,8 +137,9 @@ int daemon_resize_start(struct daemon *d, struct daemon_vgpu *v,
 static bool mixes_leftover(const struct daemon *d, const struct daemon_vgpu *v,
 			   uint64_t mask)
 {
-	uint32_t ng = d->plan->gpus[v->cfg.gpu].ngroups;
-	uint64_t left = ng < 64 ? 1ull << ng : 0;
+	const struct plan_gpu *g = &d->plan->gpus[v->cfg.gpu];
+	uint64_t left =
+		g->leftover_sms && g->ngroups < 64 ? 1ull << g->ngroups : 0;
 
 	return left && (mask & left) && mask != left;
 }
@@ -228,6 +229,10 @@ void daemon_resize_done(struct daemon *d, struct daemon_vgpu *v,
 	p->deadline = 0;
 	if (r->status != 0) {
 		plan_resize_finish(d->plan, v->cfg.name, &p->plan, false);
+		/* a vGPU failing or not ready says nothing of the leftover */
+		if (v->sched && (r->status == CUDA_ERROR_ILLEGAL_STATE ||
+				 r->status == CUDA_ERROR_NOT_READY))
+			v->sched->resize_adds_leftover = false;
 		daemon_sched_resized(d, v, false);
 		daemon_log("vGPU %s: resize refused by its worker: %s "
 			   "(CUresult %d)",
@@ -296,7 +301,10 @@ void daemon_resize_abort(struct daemon *d, struct daemon_vgpu *v,
 	p->deadline = 0;
 	/* it comes back on its config: the old groups */
 	plan_resize_finish(d->plan, v->cfg.name, &p->plan, false);
-	if (v->sched) /* its worker went away: no verdict on the leftover */
+	/* a worker stopped on purpose says nothing of the leftover; one
+	 * that died building the context over it counts as a failure */
+	if (v->sched &&
+	    (v->destroying || v->stop != DAEMON_STOP_NONE || d->stopping))
 		v->sched->resize_adds_leftover = false;
 	daemon_sched_resized(d, v, false);
 	daemon_log("vGPU %s: resize failed: %s", v->cfg.name, why);

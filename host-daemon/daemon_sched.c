@@ -589,8 +589,10 @@ static int start_resize(struct daemon *d, struct daemon_vgpu *v,
 			   g->ngroups, target, v->sched->home);
 	if (!mask)
 		return -1;
-	return daemon_sched_resize_to(d, v,
-				      mask | daemon_sched_leftover_kept(d, v));
+	return daemon_sched_resize_to(
+		d, v,
+		mask | daemon_sched_leftover_kept(
+			       d, v, target * per_group(d, v->cfg.gpu)));
 }
 
 static uint32_t free_groups(const struct plan_gpu *g)

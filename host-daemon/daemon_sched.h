@@ -178,10 +178,12 @@ int daemon_sched_resize_to(struct daemon *d, struct daemon_vgpu *v,
 /* Whether v holds the leftover slice on top of groups (lent to it). */
 bool daemon_sched_holds_leftover(const struct daemon *d,
 				 const struct daemon_vgpu *v);
-/* The leftover slice's bit when v holds it and keeps it, else 0 (a
- * scheduler resize of v keeps what this says). */
+/* The leftover slice's bit when v holds it and keeps it with target_sms
+ * SMs of groups (within its max_sms), else 0 (a scheduler resize of v
+ * keeps what this says). */
 uint64_t daemon_sched_leftover_kept(const struct daemon *d,
-				    const struct daemon_vgpu *v);
+				    const struct daemon_vgpu *v,
+				    uint32_t target_sms);
 /* A resize that added it ended (ok or not: three failures in a row and
  * that GPU lends it no more). */
 void daemon_sched_leftover_done(struct daemon *d, struct daemon_vgpu *v,

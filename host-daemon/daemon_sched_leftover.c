@@ -63,18 +63,26 @@ static bool keeps(const struct daemon *d, const struct daemon_vgpu *v,
 {
 	const struct daemon_sched_vgpu *s = v->sched;
 
-	if (!lendable(d, v->cfg.gpu) || s->hold)
+	if (!lendable(d, v->cfg.gpu) || s->hold ||
+	    d->sched->gpu[v->cfg.gpu].timeslicing ||
+	    (s->max_sms && v->sms > s->max_sms))
 		return false;
 	return s->runnable ||
 	       now - s->idle_ms < (int64_t)d->sched->gpu[v->cfg.gpu].dwell_ms;
 }
 
 uint64_t daemon_sched_leftover_kept(const struct daemon *d,
-				    const struct daemon_vgpu *v)
+				    const struct daemon_vgpu *v,
+				    uint32_t target_sms)
 {
-	if (!daemon_sched_holds_leftover(d, v) || !keeps(d, v, daemon_now_ms()))
+	const struct plan_gpu *g = &d->plan->gpus[v->cfg.gpu];
+	uint32_t max = v->sched->max_sms;
+
+	if (!daemon_sched_holds_leftover(d, v) ||
+	    !keeps(d, v, daemon_now_ms()) ||
+	    (max && target_sms + g->leftover_sms > max))
 		return 0;
-	return leftover_bit(&d->plan->gpus[v->cfg.gpu]);
+	return leftover_bit(g);
 }
 
 uint32_t daemon_sched_own_sms(const struct daemon *d,
@@ -158,8 +166,10 @@ void daemon_sched_leftover_run(struct daemon *d, uint32_t gpu,
 		daemon_sched_resize_to(d, vs[h], own);
 		return;
 	}
-	/* someone sits on it, or groups are still on their way back */
-	if ((pg->groups_used & bit) || shrinking || !lendable(d, gpu))
+	/* someone sits on it, groups are still on their way back, or the
+	 * vGPUs take turns (it would move with every turn) */
+	if ((pg->groups_used & bit) || shrinking || !lendable(d, gpu) ||
+	    d->sched->gpu[gpu].timeslicing)
 		return;
 	b = pick(d, pv, vs, n);
 	if (b < 0)

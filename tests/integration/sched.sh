@@ -186,6 +186,11 @@ for _ in $(seq 40); do
 done
 [ $seen = 1 ] && tap_ok "the GPU takes turns (three mins of 48 on 128 SMs)" ||
 	tap_not_ok "the GPU takes turns (three mins of 48 on 128 SMs)"
+if wait_for 5 "the leftover slice back" leftover_back; then
+	tap_ok "while the vGPUs take turns the leftover slice is not lent"
+else
+	tap_not_ok "while the vGPUs take turns the leftover slice is not lent"
+fi
 vadmin policy | tap_diag
 pids=("${BG_PIDS[@]}")
 ok=0

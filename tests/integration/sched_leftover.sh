@@ -4,7 +4,8 @@
 # The leftover slice lent by the scheduler, on the simulator (one GPU of
 # 132 SMs: 16 groups of 8 and 4 SMs left over, group 16), fair policy:
 #   - it is not lent past a busy vGPU's max_sms;
-#   - it is lent on top of a busy vGPU's groups that has room;
+#   - it is lent on top of a busy vGPU's groups that has room, and given
+#     back when that vGPU's max_sms drops below what it holds;
 #   - a vGPU holding it suspends and resumes at its own size (the 4 SMs
 #     are not asked for again: with them it would need a ninth group,
 #     and only eight are free);
@@ -46,6 +47,16 @@ else
 fi
 tap_expect "b shows 68 SMs on groups and the leftover" 0 "^68$" \
 	vgpu_field b SMS
+tap_run "policy b --max-sms 64 (below what it holds with the slice)" \
+	vadmin policy b --min-sms 64 --max-sms 64
+if wait_for 20 "the slice back from b" holder_is none; then
+	tap_ok "a holder whose max_sms drops below it gives it back"
+else
+	tap_not_ok "a holder whose max_sms drops below it gives it back"
+	vadmin list | tap_diag
+fi
+tap_run "policy b --max-sms 128" vadmin policy b --max-sms 128
+wait_for 20 "b to hold the slice again" holder_is b || true
 stop_bg
 
 F=$TEST_TMP/b.vgpu
