@@ -137,9 +137,7 @@ int daemon_resize_start(struct daemon *d, struct daemon_vgpu *v,
 static bool mixes_leftover(const struct daemon *d, const struct daemon_vgpu *v,
 			   uint64_t mask)
 {
-	const struct plan_gpu *g = &d->plan->gpus[v->cfg.gpu];
-	uint64_t left =
-		g->leftover_sms && g->ngroups < 64 ? 1ull << g->ngroups : 0;
+	uint64_t left = plan_leftover_bit(&d->plan->gpus[v->cfg.gpu]);
 
 	return left && (mask & left) && mask != left;
 }

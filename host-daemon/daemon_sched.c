@@ -176,7 +176,7 @@ uint64_t daemon_sched_own_mask(const struct daemon *d,
 /* Whether the scheduler may resize or hold v now: not while a save,
  * suspend, migration or save point of it is in flight (the worker is
  * frozen, or its groups are about to change under the plan). */
-bool daemon_sched_movable(const struct daemon *d, const struct daemon_vgpu *v)
+static bool movable(const struct daemon *d, const struct daemon_vgpu *v)
 {
 	return !v->destroying && v->state == VGPU_ADMIN_STATE_RUNNING &&
 	       v->ready && v->ctl_fd >= 0 && v->stop == DAEMON_STOP_NONE &&
@@ -327,11 +327,11 @@ static int64_t burst_lead(struct daemon *d, struct daemon_vgpu *v)
  * if the lead shrinks meanwhile (the borrowers' drain estimates change
  * as they shrink), so the groups are not lent again just before it.
  */
-static bool burst_due(struct daemon *d, struct daemon_vgpu *v, int64_t now)
+static bool burst_due(struct daemon_vgpu *v, int64_t now, int64_t lead)
 {
 	struct daemon_sched_vgpu *s = v->sched;
 
-	if (burst_expected(&s->burst, now, burst_lead(d, v)))
+	if (burst_expected(&s->burst, now, lead))
 		s->due_until = burst_due_end(&s->burst);
 	return now < s->due_until;
 }
@@ -344,9 +344,10 @@ static bool burst_due(struct daemon *d, struct daemon_vgpu *v, int64_t now)
  * tells that already, and waiting it out cost a quarter of each gap
  * (sched-bench, 2026-11-23: 44 % of lc's idle SM time lent).
  */
-static bool gap_known(struct daemon *d, struct daemon_vgpu *v, int64_t now)
+static bool gap_known(struct daemon *d, struct daemon_vgpu *v, int64_t now,
+		      int64_t lead)
 {
-	int64_t at = burst_next_lead(&v->sched->burst, now, burst_lead(d, v));
+	int64_t at = burst_next_lead(&v->sched->burst, now, lead);
 
 	return at && at - now >= (int64_t)d->sched->gpu[v->cfg.gpu].dwell_ms;
 }
@@ -370,22 +371,26 @@ uint32_t daemon_sched_collect(struct daemon *d, uint32_t gpu,
 		daemon_sched_policy_of(d, v, &pv[k]);
 		/* a vGPU nothing is known about yet (its worker has not
 		 * answered) keeps what it has: neither lends nor grabs */
-		pv[k].fixed = !daemon_sched_movable(d, v) ||
+		pv[k].fixed = !movable(d, v) ||
 			      (dynamic(&d->sched->gpu[gpu]) && !known(v));
 		pv[k].runnable = runnable(v, v->sched);
 		/* at its base, what it holds is home: where a shrink
 		 * goes back to and a grow starts from */
 		if (pv[k].cur == pv[k].base && !v->sched->resizing)
 			v->sched->home = daemon_sched_own_mask(d, v);
-		/* its next burst is due: its SMs come back now, so that the
-		 * burst finds them free of borrowed kernels */
-		v->sched->burst_due = !pv[k].runnable && v->sched->edges &&
-				      dynamic(&d->sched->gpu[gpu]) &&
-				      burst_due(d, v, now);
+		/* idle with regular bursts: its next burst is due (its SMs
+		 * come back now, so that the burst finds them free of
+		 * borrowed kernels), or the gap before it is known long */
+		v->sched->burst_due = false;
+		if (!pv[k].runnable && v->sched->edges &&
+		    dynamic(&d->sched->gpu[gpu])) {
+			int64_t lead = burst_lead(d, v);
+
+			v->sched->burst_due = burst_due(v, now, lead);
+			pv[k].gap_known = !v->sched->burst_due &&
+					  gap_known(d, v, now, lead);
+		}
 		pv[k].runnable |= v->sched->burst_due;
-		pv[k].gap_known = !pv[k].runnable && v->sched->edges &&
-				  dynamic(&d->sched->gpu[gpu]) &&
-				  gap_known(d, v, now);
 		if (vs)
 			vs[k] = v;
 		k++;
@@ -548,7 +553,7 @@ int daemon_sched_resize_to(struct daemon *d, struct daemon_vgpu *v,
 			   uint64_t mask)
 {
 	const struct plan_gpu *g = &d->plan->gpus[v->cfg.gpu];
-	uint64_t left = g->ngroups < 64 ? 1ull << g->ngroups : 0;
+	uint64_t left = plan_leftover_bit(g);
 	uint32_t target = (uint32_t)__builtin_popcountll(mask & ~left);
 	char err[VGPU_MESSAGE_MAX];
 	struct plan_resize r;

@@ -168,8 +168,6 @@ void daemon_sched_kick(struct daemon *d);
 /* v's regular groups as a mask (not the leftover slice). */
 uint64_t daemon_sched_own_mask(const struct daemon *d,
 			       const struct daemon_vgpu *v);
-/* Whether the scheduler may resize or hold v now. */
-bool daemon_sched_movable(const struct daemon *d, const struct daemon_vgpu *v);
 /* Start a scheduler resize of v to the groups in mask; 0 when started. */
 int daemon_sched_resize_to(struct daemon *d, struct daemon_vgpu *v,
 			   uint64_t mask);

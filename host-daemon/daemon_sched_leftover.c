@@ -23,11 +23,6 @@
  * will not build the context, not a worker that happened to exit */
 #define LEFTOVER_TRIES 3
 
-static uint64_t leftover_bit(const struct plan_gpu *g)
-{
-	return g->leftover_sms && g->ngroups < 64 ? 1ull << g->ngroups : 0;
-}
-
 bool daemon_sched_holds_leftover(const struct daemon *d,
 				 const struct daemon_vgpu *v)
 {
@@ -41,14 +36,15 @@ bool daemon_sched_holds_leftover(const struct daemon *d,
 	return false;
 }
 
-/* Whether gpu may lend its leftover slice now. */
+/* Whether gpu may lend its leftover slice now (not while its vGPUs take
+ * turns: it would move with every turn). */
 static bool lendable(const struct daemon *d, uint32_t gpu)
 {
 	const struct daemon_sched_gpu *sg = &d->sched->gpu[gpu];
 	const struct daemon_sched_wait *w;
 
-	if (sg->mode == POLICY_STATIC || sg->leftover_off ||
-	    !leftover_bit(&d->plan->gpus[gpu]))
+	if (sg->mode == POLICY_STATIC || sg->leftover_off || sg->timeslicing ||
+	    !plan_leftover_bit(&d->plan->gpus[gpu]))
 		return false;
 	for (w = d->sched->waits; w; w = w->next)
 		if (w->req.gpu == gpu)
@@ -56,16 +52,25 @@ static bool lendable(const struct daemon *d, uint32_t gpu)
 	return true;
 }
 
-/* Whether holder v keeps the slice: it may be lent, and v has work or
- * went idle less than a dwell ago. */
+/* Whether v's max_sms leaves room for the slice on top of regular_sms. */
+static bool room(const struct daemon *d, const struct daemon_vgpu *v,
+		 uint32_t regular_sms)
+{
+	uint32_t max = v->sched->max_sms;
+
+	return !max ||
+	       regular_sms + d->plan->gpus[v->cfg.gpu].leftover_sms <= max;
+}
+
+/* Whether holder v keeps the slice: it may be lent, fits v's max_sms,
+ * and v has work or went idle less than a dwell ago. */
 static bool keeps(const struct daemon *d, const struct daemon_vgpu *v,
 		  int64_t now)
 {
 	const struct daemon_sched_vgpu *s = v->sched;
 
 	if (!lendable(d, v->cfg.gpu) || s->hold ||
-	    d->sched->gpu[v->cfg.gpu].timeslicing ||
-	    (s->max_sms && v->sms > s->max_sms))
+	    !room(d, v, daemon_sched_own_sms(d, v)))
 		return false;
 	return s->runnable ||
 	       now - s->idle_ms < (int64_t)d->sched->gpu[v->cfg.gpu].dwell_ms;
@@ -75,14 +80,10 @@ uint64_t daemon_sched_leftover_kept(const struct daemon *d,
 				    const struct daemon_vgpu *v,
 				    uint32_t target_sms)
 {
-	const struct plan_gpu *g = &d->plan->gpus[v->cfg.gpu];
-	uint32_t max = v->sched->max_sms;
-
 	if (!daemon_sched_holds_leftover(d, v) ||
-	    !keeps(d, v, daemon_now_ms()) ||
-	    (max && target_sms + g->leftover_sms > max))
+	    !keeps(d, v, daemon_now_ms()) || !room(d, v, target_sms))
 		return 0;
-	return leftover_bit(g);
+	return plan_leftover_bit(&d->plan->gpus[v->cfg.gpu]);
 }
 
 uint32_t daemon_sched_own_sms(const struct daemon *d,
@@ -121,15 +122,15 @@ void daemon_sched_leftover_done(struct daemon *d, struct daemon_vgpu *v,
 static int pick(const struct daemon *d, const struct policy_vgpu *pv,
 		struct daemon_vgpu **vs, uint32_t n)
 {
-	uint32_t extra = d->plan->gpus[vs[0]->cfg.gpu].leftover_sms, i;
 	int best = -1;
+	uint32_t i;
 
 	for (i = 0; i < n; i++) {
 		const struct daemon_sched_vgpu *s = vs[i]->sched;
 
 		if (pv[i].fixed || !s->edges || !s->runnable || pv[i].hold ||
 		    pv[i].target != pv[i].cur || s->resizing ||
-		    (s->max_sms && vs[i]->sms + extra > s->max_sms))
+		    !room(d, vs[i], vs[i]->sms))
 			continue;
 		if (best < 0 || pv[i].weight > pv[best].weight ||
 		    (pv[i].weight == pv[best].weight &&
@@ -145,7 +146,7 @@ void daemon_sched_leftover_run(struct daemon *d, uint32_t gpu,
 			       bool shrinking, int64_t now)
 {
 	const struct plan_gpu *pg = &d->plan->gpus[gpu];
-	uint64_t bit = leftover_bit(pg), own;
+	uint64_t bit = plan_leftover_bit(pg), own;
 	int h = -1, b;
 	uint32_t i;
 
@@ -166,10 +167,8 @@ void daemon_sched_leftover_run(struct daemon *d, uint32_t gpu,
 		daemon_sched_resize_to(d, vs[h], own);
 		return;
 	}
-	/* someone sits on it, groups are still on their way back, or the
-	 * vGPUs take turns (it would move with every turn) */
-	if ((pg->groups_used & bit) || shrinking || !lendable(d, gpu) ||
-	    d->sched->gpu[gpu].timeslicing)
+	/* someone sits on it, or groups are still on their way back */
+	if ((pg->groups_used & bit) || shrinking || !lendable(d, gpu))
 		return;
 	b = pick(d, pv, vs, n);
 	if (b < 0)

@@ -102,6 +102,11 @@ bool plan_leftover_free(const struct plan_gpu *g)
 	return g->leftover_sms && !(g->groups_used & (1ull << g->ngroups));
 }
 
+uint64_t plan_leftover_bit(const struct plan_gpu *g)
+{
+	return g->leftover_sms && g->ngroups < 64 ? 1ull << g->ngroups : 0;
+}
+
 bool plan_name_valid(const char *name, char *err, size_t errlen)
 {
 	size_t i, len = strnlen(name, VGPU_NAME_MAX);

@@ -103,6 +103,9 @@ uint32_t plan_gpu_free_sms(const struct plan_gpu *g, uint32_t *nfree);
 
 /* True when the leftover slice of g exists and no vGPU holds it. */
 bool plan_leftover_free(const struct plan_gpu *g);
+/* The leftover slice's bit in a group mask (group index ngroups), or 0
+ * when g has none. */
+uint64_t plan_leftover_bit(const struct plan_gpu *g);
 
 /*
  * Put back a grant exactly as recorded (vgpud's state file after a

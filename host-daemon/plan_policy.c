@@ -236,6 +236,13 @@ enum take_kind {
 	TAKE_BORROW,  /* for more: only what the dwell allows */
 };
 
+/* What an idle vGPU gets back as soon as it has work: the lesser of its
+ * base and its share when every vGPU is busy. Below it, it has lent. */
+static uint32_t due(const struct policy_vgpu *x)
+{
+	return x->base < x->share ? x->base : x->share;
+}
+
 /* Whether r would keep lent groups past the reclaim bound. */
 static bool slow_to_give_back(const struct policy_gpu *g,
 			      const struct policy_vgpu *r)
@@ -334,8 +341,7 @@ static void moves(const struct policy_gpu *g, struct policy_vgpu *v, uint32_t n,
 		/* lending more of a known gap moves the same way: no
 		 * dwell between its steps (below what it holds when all
 		 * are busy: it has lent already) */
-		if (v[i].gap_known && v[i].cur < v[i].base &&
-		    v[i].cur < v[i].share)
+		if (v[i].gap_known && v[i].cur < due(&v[i]))
 			dwell_ok[i] = true;
 		gl[i] = want[i] && v[i].share < ideal[i] ? v[i].share
 							 : ideal[i];
@@ -396,12 +402,9 @@ static void moves(const struct policy_gpu *g, struct policy_vgpu *v, uint32_t n,
 	/* free groups an idle vGPU lent (below its base and share) are
 	 * owed to it: only a receiver that can give them back within the
 	 * bound takes them, as from the idle vGPU itself (donor) */
-	for (i = 0; i < n; i++) {
-		uint32_t due = v[i].base < v[i].share ? v[i].base : v[i].share;
-
-		if (in[i] && !v[i].runnable && t[i] < due)
-			owed += due - t[i];
-	}
+	for (i = 0; i < n; i++)
+		if (in[i] && !v[i].runnable && t[i] < due(&v[i]))
+			owed += due(&v[i]) - t[i];
 	/* borrowing: one group at a time to the neediest by weight */
 	for (;;) {
 		int r = -1;
