@@ -150,7 +150,7 @@ static int run_lc(struct gpu *g, const struct opts *o)
 	double *lat = malloc(MAX_SAMPLES * sizeof(double)), end, t0, t1;
 	double *head = malloc(MAX_SAMPLES * sizeof(double));
 	double *rest = malloc(MAX_SAMPLES * sizeof(double));
-	double on = 0, off = 0, burst_end, mark;
+	double on = 0, off = 0, burst_end, mark, burst_t0;
 	long n = 0, nh = 0, nr = 0;
 
 	if (!lat || !head || !rest)
@@ -165,6 +165,7 @@ static int run_lc(struct gpu *g, const struct opts *o)
 	while (wall_ms() < end) {
 		mark = wall_ms();
 		burst_end = mark + o->on_ms;
+		burst_t0 = bench_now_ms();
 		while ((t0 = bench_now_ms()), wall_ms() < burst_end) {
 			launch_compute(g, g->s, o->blocks, o->iters);
 			CHECK(cuStreamSynchronize(g->s));
@@ -172,12 +173,12 @@ static int run_lc(struct gpu *g, const struct opts *o)
 			if (n < MAX_SAMPLES)
 				lat[n++] = (t1 - t0) * 1e3;
 			/* launched in the burst's first HEAD_MS or later */
-			if (wall_ms() - (t1 - t0) - mark < HEAD_MS)
-				head[nh < MAX_SAMPLES ? nh++ : nh - 1] =
-					(t1 - t0) * 1e3;
-			else
-				rest[nr < MAX_SAMPLES ? nr++ : nr - 1] =
-					(t1 - t0) * 1e3;
+			if (t0 - burst_t0 < HEAD_MS) {
+				if (nh < MAX_SAMPLES)
+					head[nh++] = (t1 - t0) * 1e3;
+			} else if (nr < MAX_SAMPLES) {
+				rest[nr++] = (t1 - t0) * 1e3;
+			}
 		}
 		on += wall_ms() - mark;
 		mark = wall_ms();
