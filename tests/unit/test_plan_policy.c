@@ -89,6 +89,17 @@ static void sim_step(struct sim *s, int64_t ms)
 	s->now += ms;
 }
 
+/* Fair on 15 groups: lc (4 groups), a (6) and b (5), a and b busy. */
+static void sim_lc_ab(struct sim *s)
+{
+	sim_init(s, POLICY_FAIR, 15);
+	sim_add(s, "lc", 4, 1, 15, 4);
+	sim_add(s, "a", 6, 1, 15, 6);
+	sim_add(s, "b", 5, 1, 15, 5);
+	sim_busy(s, 1, true);
+	sim_busy(s, 2, true);
+}
+
 /* ---- fair ------------------------------------------------------------- */
 
 static void fair_lends_idle_groups_to_busy_after_the_dwell(void **state)
@@ -96,12 +107,7 @@ static void fair_lends_idle_groups_to_busy_after_the_dwell(void **state)
 	struct sim s;
 
 	(void)state;
-	sim_init(&s, POLICY_FAIR, 15);
-	sim_add(&s, "lc", 4, 1, 15, 4);
-	sim_add(&s, "a", 6, 1, 15, 6);
-	sim_add(&s, "b", 5, 1, 15, 5);
-	sim_busy(&s, 1, true);
-	sim_busy(&s, 2, true);
+	sim_lc_ab(&s);
 	s.v[0].runnable = true;
 	sim_step(&s, 10);
 	sim_busy(&s, 0, false);		 /* lc goes idle now */
@@ -124,12 +130,7 @@ static void fair_lends_a_predicted_gap_before_the_dwell(void **state)
 	struct sim s;
 
 	(void)state;
-	sim_init(&s, POLICY_FAIR, 15);
-	sim_add(&s, "lc", 4, 1, 15, 4);
-	sim_add(&s, "a", 6, 1, 15, 6);
-	sim_add(&s, "b", 5, 1, 15, 5);
-	sim_busy(&s, 1, true);
-	sim_busy(&s, 2, true);
+	sim_lc_ab(&s);
 	s.v[0].runnable = true;
 	sim_step(&s, 200);
 	sim_busy(&s, 0, false); /* idle now, no gap known */
@@ -165,12 +166,7 @@ static void fair_reclaims_at_once_when_the_owner_is_busy(void **state)
 	struct sim s;
 
 	(void)state;
-	sim_init(&s, POLICY_FAIR, 15);
-	sim_add(&s, "lc", 4, 1, 15, 4);
-	sim_add(&s, "a", 6, 1, 15, 6);
-	sim_add(&s, "b", 5, 1, 15, 5);
-	sim_busy(&s, 1, true);
-	sim_busy(&s, 2, true);
+	sim_lc_ab(&s);
 	sim_step(&s, 200); /* lc idle for long: lent */
 	assert_int_equal(s.v[0].cur, 1);
 	sim_busy(&s, 0, true);
