@@ -680,27 +680,29 @@ static void count_bytes(struct worker_session *s, uint64_t n)
 			 __ATOMIC_RELAXED);
 }
 
+/* Wait for one stream; its watchdog queue learns at once that it is idle. */
+static int stream_sync(struct worker_session *s, struct worker_stream *st)
+{
+	struct worker *w = s->w;
+	int rc;
+
+	worker_watchdog_sync_begin(w, st->wd);
+	rc = worker_check(w, w->ops->stream_sync(w->be, st->bs), "stream_sync");
+	worker_watchdog_sync_end(w, st->wd, rc == CUDA_SUCCESS);
+	return rc;
+}
+
 /* Wait for every stream of this client; returns the first error. */
 static int session_sync_all(struct worker_session *s)
 {
-	struct worker *w = s->w;
 	struct worker_stream *st;
 	uint32_t pos = 0, h;
 	int rc, first = 0;
 
-	if (s->default_stream_ok) {
-		rc = worker_check(
-			w, w->ops->stream_sync(w->be, s->default_stream.bs),
-			"stream_sync");
-		if (!rc)
-			worker_watchdog_synced(w, s->default_stream.wd);
-		first = rc;
-	}
+	if (s->default_stream_ok)
+		first = stream_sync(s, &s->default_stream);
 	while ((st = handle_table_next(&s->h.streams, &pos, &h))) {
-		rc = worker_check(w, w->ops->stream_sync(w->be, st->bs),
-				  "stream_sync");
-		if (!rc)
-			worker_watchdog_synced(w, st->wd);
+		rc = stream_sync(s, st);
 		if (rc && !first)
 			first = rc;
 	}
@@ -1389,11 +1391,7 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 		free(op->stream);
 		return CUDA_SUCCESS;
 	case VGPU_OP_STREAM_SYNC:
-		rc = worker_check(w, ops->stream_sync(be, bs), "stream_sync");
-		if (!rc)
-			worker_watchdog_synced(w, op->stream ? op->stream->wd
-							     : NULL);
-		return rc;
+		return stream_sync(s, op->stream);
 	case VGPU_OP_STREAM_QUERY:
 		return worker_check(w, ops->stream_query(be, bs),
 				    "stream_query");

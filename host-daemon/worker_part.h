@@ -86,7 +86,10 @@ uint32_t worker_client_queue_depth(struct worker *w);
 uint64_t worker_watchdog_busy_ns(struct worker *w);
 /* Launches queued on the GPU and not known to be complete. */
 uint32_t worker_watchdog_pending(struct worker *w);
-/* After a successful synchronisation of q's stream: it is idle now. */
-void worker_watchdog_synced(struct worker *w, struct worker_wd_queue *q);
+/* Around the owner's wait for q's stream (synced: it succeeded, the
+ * stream is idle now). */
+void worker_watchdog_sync_begin(struct worker *w, struct worker_wd_queue *q);
+void worker_watchdog_sync_end(struct worker *w, struct worker_wd_queue *q,
+			      bool synced);
 
 #endif /* VGPU_WORKER_PART_H */

@@ -70,6 +70,9 @@ static struct {
 	int event_query_rc;
 	int stream_query_rc;
 	int records; /* event_record calls */
+	int queries; /* event_query calls */
+	int sync_ms; /* a stream sync waits this long, */
+	int hang;    /* and then the kernel is done, unless this is set */
 	int faults;
 	uint32_t fault_kind;
 	int32_t fault_status;
@@ -232,7 +235,16 @@ static void stub_stream_destroy(struct backend *b, struct backend_stream *s)
 
 static int stub_stream_sync(struct backend *b, struct backend_stream *s)
 {
+	int ms = __atomic_load_n(&st.sync_ms, __ATOMIC_SEQ_CST);
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
 	st.syncs++;
+	if (ms) {
+		nanosleep(&ts, NULL);
+		if (!__atomic_load_n(&st.hang, __ATOMIC_SEQ_CST))
+			__atomic_store_n(&st.event_query_rc, CUDA_SUCCESS,
+					 __ATOMIC_SEQ_CST);
+	}
 	return 0;
 }
 
@@ -276,6 +288,7 @@ static int stub_event_sync(struct backend *b, struct backend_event *e)
 
 static int stub_event_query(struct backend *b, struct backend_event *e)
 {
+	__atomic_add_fetch(&st.queries, 1, __ATOMIC_SEQ_CST);
 	return __atomic_load_n(&st.event_query_rc, __ATOMIC_SEQ_CST);
 }
 
@@ -1455,6 +1468,59 @@ static void watchdog_catch_up_skips_an_idle_stream(void **state)
 	fx_free(f);
 }
 
+/*
+ * While the stream's owner waits for it, the watchdog leaves the stream
+ * alone for a normal period (the owner pops it when the wait returns; a
+ * query then only disturbs the waiter), but a hang in a longer wait is
+ * still caught.
+ */
+static void watchdog_leaves_a_waited_stream_alone(void **state)
+{
+	struct fx *f = fx_new(1000); /* polls every 20 ms */
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+	struct vgpu_sqe q = {.opcode = VGPU_OP_STREAM_SYNC};
+	int i;
+
+	/* five waits of 15 ms: without the rule, a 20 ms poll falls into
+	 * each with a chance of 3 in 4 */
+	__atomic_store_n(&st.sync_ms, 15, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 5; i++) {
+		__atomic_store_n(&st.event_query_rc, CUDA_ERROR_NOT_READY,
+				 __ATOMIC_SEQ_CST);
+		assert_int_equal(
+			run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			CUDA_SUCCESS);
+		__atomic_store_n(&st.queries, 0, __ATOMIC_SEQ_CST);
+		assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+		/* only the owner's own pop after the wait queried */
+		assert_int_equal(__atomic_load_n(&st.queries, __ATOMIC_SEQ_CST),
+				 1);
+		assert_int_equal(worker_watchdog_pending(&f->w), 0);
+	}
+	assert_int_equal(st.faults, 0);
+	__atomic_store_n(&st.sync_ms, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&st.event_query_rc, CUDA_SUCCESS, __ATOMIC_SEQ_CST);
+	fx_free(f);
+
+	/* a kernel that never ends, waited for far past the 30 ms limit */
+	f = fx_new(30); /* polls every 3 ms */
+	lib = load_library(f, "noargs");
+	k = get_kernel(f, lib, "noargs");
+	__atomic_store_n(&st.event_query_rc, CUDA_ERROR_NOT_READY,
+			 __ATOMIC_SEQ_CST);
+	__atomic_store_n(&st.sync_ms, 200, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&st.hang, 1, __ATOMIC_SEQ_CST);
+	assert_int_equal(run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			 CUDA_SUCCESS);
+	run(&f->s, q, NULL);
+	assert_true(__atomic_load_n(&st.faults, __ATOMIC_SEQ_CST) >= 1);
+	assert_int_equal(st.fault_kind, VGPU_FAULT_WATCHDOG);
+	__atomic_store_n(&st.sync_ms, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&st.event_query_rc, CUDA_SUCCESS, __ATOMIC_SEQ_CST);
+	fx_free(f);
+}
+
 /* ---- host regions ----------------------------------------------------- */
 
 static int pins, unpins;
@@ -1996,6 +2062,7 @@ int main(void)
 		cmocka_unit_test(watchdog_faults_a_kernel_past_the_time_limit),
 		cmocka_unit_test(watchdog_keeps_up_with_many_short_kernels),
 		cmocka_unit_test(watchdog_catch_up_skips_an_idle_stream),
+		cmocka_unit_test(watchdog_leaves_a_waited_stream_alone),
 		cmocka_unit_test(region_create_checks_sizes_and_the_socket),
 		cmocka_unit_test(region_create_passes_one_sealed_memfd),
 		cmocka_unit_test(region_copies_use_the_region_in_one_call),
