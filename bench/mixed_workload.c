@@ -36,6 +36,12 @@
  *                                  (head: launched in a burst's first
  *                                  HEAD_MS, when its SMs may still be
  *                                  coming back; rest: the others)
+ *   lc_burst start_ms T head_max_us U at_ms A   (one per burst: when it
+ *                                  began, wall clock, and its head's
+ *                                  slowest kernel, launched A ms in)
+ *   lc_positions 0-1: n N p50 A p99 B 1-2: ... 50-end: ...
+ *                                  (the same by the launch's position
+ *                                  in its burst, ms; printed first)
  *   batch jobs N seconds S jobs_per_s R mean_ms M
  *   calibrated iters N ms M            (or: elements N ms M)
  */
@@ -145,15 +151,59 @@ static void sleep_until(double t)
 
 #define HEAD_MS 5 /* the head of a burst, reported apart */
 
+/* The p50 and p99 of the samples whose position in their burst (ms) is
+ * in [lo, hi); 0 when there are none. */
+static long quantiles_at(const double *lat, const double *pos, long n,
+			 double lo, double hi, double *tmp, double *p50,
+			 double *p99)
+{
+	long k = 0;
+
+	for (long i = 0; i < n; i++)
+		if (pos[i] >= lo && pos[i] < hi)
+			tmp[k++] = lat[i];
+	*p50 = k ? bench_quantile(tmp, (int)k, 0.5) : 0;
+	*p99 = k ? bench_quantile(tmp, (int)k, 0.99) : 0;
+	return k;
+}
+
+/*
+ * Where in a burst the slow kernels are: by the position of a kernel's
+ * launch in its burst, in bins (ms) from the burst's start. A lent
+ * slice comes back at a burst's start; what a policy costs later in the
+ * burst is something else.
+ */
+static void print_positions(const double *lat, const double *pos, long n,
+			    double *tmp)
+{
+	static const double edges[] = {0, 1, 2, 5, 20, 50};
+	const unsigned nb = sizeof(edges) / sizeof(edges[0]);
+	double p50, p99, hi;
+	long k;
+
+	printf("lc_positions");
+	for (unsigned b = 0; b < nb; b++) {
+		hi = b + 1 < nb ? edges[b + 1] : 1e9;
+		k = quantiles_at(lat, pos, n, edges[b], hi, tmp, &p50, &p99);
+		if (b + 1 < nb)
+			printf(" %g-%g", edges[b], hi);
+		else
+			printf(" %g-end", edges[b]);
+		printf(": n %ld p50 %.1f p99 %.1f", k, p50, p99);
+	}
+	printf("\n");
+}
+
 static int run_lc(struct gpu *g, const struct opts *o)
 {
 	double *lat = malloc(MAX_SAMPLES * sizeof(double)), end, t0, t1;
-	double *head = malloc(MAX_SAMPLES * sizeof(double));
-	double *rest = malloc(MAX_SAMPLES * sizeof(double));
+	double *pos = malloc(MAX_SAMPLES * sizeof(double));
+	double *tmp = malloc(MAX_SAMPLES * sizeof(double));
 	double on = 0, off = 0, burst_end, mark, burst_t0;
-	long n = 0, nh = 0, nr = 0;
+	double head_p50, head_p99, rest_p50, rest_p99, worst, worst_at;
+	long n = 0, nh;
 
-	if (!lat || !head || !rest)
+	if (!lat || !pos || !tmp)
 		return 1;
 	/* warm-up: a few kernels */
 	for (int i = 0; i < 50; i++) {
@@ -166,20 +216,26 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		mark = wall_ms();
 		burst_end = mark + o->on_ms;
 		burst_t0 = bench_now_ms();
+		worst = worst_at = 0;
 		while ((t0 = bench_now_ms()), wall_ms() < burst_end) {
 			launch_compute(g, g->s, o->blocks, o->iters);
 			CHECK(cuStreamSynchronize(g->s));
 			t1 = bench_now_ms();
-			if (n < MAX_SAMPLES)
-				lat[n++] = (t1 - t0) * 1e3;
-			/* launched in the burst's first HEAD_MS or later */
-			if (t0 - burst_t0 < HEAD_MS) {
-				if (nh < MAX_SAMPLES)
-					head[nh++] = (t1 - t0) * 1e3;
-			} else if (nr < MAX_SAMPLES) {
-				rest[nr++] = (t1 - t0) * 1e3;
+			/* full: stop taking samples (never overwrite) */
+			if (n < MAX_SAMPLES) {
+				lat[n] = (t1 - t0) * 1e3;
+				pos[n++] = t0 - burst_t0;
+			}
+			if (t0 - burst_t0 < HEAD_MS &&
+			    (t1 - t0) * 1e3 > worst) {
+				worst = (t1 - t0) * 1e3;
+				worst_at = t0 - burst_t0;
 			}
 		}
+		/* when it began (to line up with vgpud's log) and its head's
+		 * slowest kernel */
+		printf("lc_burst start_ms %.3f head_max_us %.1f at_ms %.2f\n",
+		       mark, worst, worst_at);
 		on += wall_ms() - mark;
 		mark = wall_ms();
 		if (mark >= end)
@@ -187,18 +243,22 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		usleep((useconds_t)o->off_ms * 1000);
 		off += wall_ms() - mark;
 	}
+	/* launched in the burst's first HEAD_MS, or later */
+	nh = quantiles_at(lat, pos, n, 0, HEAD_MS, tmp, &head_p50, &head_p99);
+	quantiles_at(lat, pos, n, HEAD_MS, 1e9, tmp, &rest_p50, &rest_p99);
+	/* before the quantiles below sort lat, which pos follows */
+	print_positions(lat, pos, n, tmp);
 	printf("lc kernels %ld p50_us %.1f p99_us %.1f p999_us %.1f max_us "
 	       "%.1f on_ms %.0f off_ms %.0f head_kernels %ld head_p99_us "
 	       "%.1f rest_p99_us %.1f\n",
 	       n, bench_quantile(lat, (int)n, 0.5),
 	       bench_quantile(lat, (int)n, 0.99),
 	       bench_quantile(lat, (int)n, 0.999),
-	       bench_quantile(lat, (int)n, 1.0), on, off, nh,
-	       nh ? bench_quantile(head, (int)nh, 0.99) : 0,
-	       nr ? bench_quantile(rest, (int)nr, 0.99) : 0);
+	       bench_quantile(lat, (int)n, 1.0), on, off, nh, head_p99,
+	       rest_p99);
 	free(lat);
-	free(head);
-	free(rest);
+	free(pos);
+	free(tmp);
 	return 0;
 }
 
