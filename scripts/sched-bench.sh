@@ -53,7 +53,9 @@
 # the depth at which that reaches ARCHITECTURE.md's 17 ms under MPS.
 # Their "vs stat" is against static_flood, "mps/p99" against mps_flood.
 # Knobs (environment): SECONDS_PER_RUN (12), CURVE_SECONDS (6),
-# REPEATS (3: static, fair and priority in turn, medians),
+# REPEATS (4: POLICIES in turn, every other round reversed; medians), POLICIES ("static fair
+# priority"; fair_fixed and fair_memory may be added), TURNS_ONLY (0; 1: only the solo
+# window and the POLICIES in turn: a quick comparison),
 # LC_SMS (32), LC_MIN (8), COMPUTE_SMS (48), MEMORY_SMS (40), DWELL_MS
 # (20), ON_MS (100), OFF_MS (100), LC_TARGET_MS (0.05), BATCH_BLOCKS (2112).
 # Logs: $BUILD/sched-bench (and $OUT/sched-bench.tgz under the device
@@ -113,7 +115,15 @@ if [ $SIM = 1 ]; then
 	GUESS_LC_ITERS=5
 	export VGPU_SIM_SMS=132 VGPU_SIM_MEMORY=16G VGPU_KERNEL_DIR=$KDIR
 fi
-REPEATS=${REPEATS:-3}
+REPEATS=${REPEATS:-4}
+POLICIES=${POLICIES:-static fair priority}
+TURNS_ONLY=${TURNS_ONLY:-0}
+for pol in $POLICIES; do
+	case $pol in
+	static | fair | priority | fair_fixed | fair_memory) ;;
+	*) die "POLICIES: unknown policy '$pol' (static, fair, priority, fair_fixed, fair_memory)" ;;
+	esac
+done
 
 say() { printf '[%6.1fs] %s\n' "$SECONDS" "$*"; }
 die() { echo "sched-bench: $*" >&2; exit 1; }
@@ -326,28 +336,53 @@ echo "iters_batch $ITERS_B elements $ELEMENTS iters_lc $ITERS_LC" >"$LOG/sizes"
 
 say "== lc alone on its $LC_SMS-SM slice (solo)"
 window solo on_vgpu lc
-# set_policy static|fair|priority: GPU 0's mode (lc high only under
-# priority; the mins and maxes below stay, static ignores them)
+# set_limits LC_MIN LC_MAX COMPUTE_MIN COMPUTE_MAX MEMORY_MIN MEMORY_MAX
+set_limits() {
+	admin policy lc --min-sms "$1" --max-sms "$2" >/dev/null &&
+		admin policy compute --min-sms "$3" --max-sms "$4" >/dev/null &&
+		admin policy memory --min-sms "$5" --max-sms "$6" >/dev/null ||
+		{ FAILED=1; say "FAIL setting the vGPUs' limits"; }
+}
+# lc lends down to LC_MIN SMs while idle; the batch vGPUs may take every
+# SM the three hold together
+ALL_SMS=$((COMPUTE_SMS + MEMORY_SMS + LC_SMS))
+normal_limits() { set_limits "$LC_MIN" "$LC_SMS" 8 $ALL_SMS 8 $ALL_SMS; }
+# set_policy static|fair|priority|fair_fixed: GPU 0's mode (lc high only
+# under priority; static ignores the limits). fair_fixed: fair with
+# nothing lendable (every vGPU's min and max its size): the dynamic
+# machinery's own cost to lc (edges, the watchdog, the scheduler's runs)
+# against static, with no resize at all. fair_memory: fair with the
+# compute vGPU fixed at its size (only the memory vGPU borrows, the
+# leftover included): whether what lending costs lc comes from the
+# compute vGPU's grids on lent SMs
 set_policy() {
 	case $1 in
+	fair_fixed) set_limits "$LC_SMS" "$LC_SMS" "$COMPUTE_SMS" \
+		"$COMPUTE_SMS" "$MEMORY_SMS" "$MEMORY_SMS" ;;
+	fair_memory) set_limits "$LC_MIN" "$LC_SMS" "$COMPUTE_SMS" \
+		"$COMPUTE_SMS" 8 $ALL_SMS ;;
+	*) normal_limits ;;
+	esac
+	case $1 in
 	static) admin policy --gpu 0 --mode static ;;
-	fair) admin policy lc --priority normal >/dev/null &&
+	fair | fair_fixed | fair_memory) admin policy lc --priority normal >/dev/null &&
 		admin policy --gpu 0 --mode fair --dwell "$DWELL_MS" ;;
 	priority) admin policy lc --priority high >/dev/null &&
 		admin policy --gpu 0 --mode priority --dwell "$DWELL_MS" ;;
 	esac | tee -a "$LOG/policy.log"
 	[ "${PIPESTATUS[0]}" = 0 ] || { FAILED=1; say "FAIL setting $1"; }
 }
-admin policy lc --min-sms "$LC_MIN" --max-sms "$LC_SMS" >/dev/null &&
-	admin policy compute --min-sms 8 >/dev/null &&
-	admin policy memory --min-sms 8 >/dev/null ||
-	{ FAILED=1; say "FAIL setting the vGPUs' policies"; }
-# static, fair and priority in turn, REPEATS times: their p99s differ by
-# a few percent, about as much as one window from the next, so each
-# figure is the median of REPEATS windows taken in turn (tags NAME,
-# NAME.2, ...); fair lends lc's groups down to LC_MIN SMs while idle
+# POLICIES in turn, REPEATS times: their p99s differ by a few percent,
+# about as much as one window from the next, so each figure is the
+# median of REPEATS windows taken in turn (tags NAME, NAME.2, ...).
+# Every other round takes them in reverse: lc's latency drifts during a
+# run (on the H200, static's p99 rose from 62.6 to 67.7 us over three
+# rounds, p50 from 55.0 to 56.2, at a steady 1980 MHz), and a fixed
+# order charged that drift to whichever policy came later in a round.
 for r in $(seq "$REPEATS"); do
-	for pol in static fair priority; do
+	order=$POLICIES
+	[ $((r % 2)) = 0 ] && order=$(echo "$POLICIES" | tr ' ' '\n' | tac | tr '\n' ' ')
+	for pol in $order; do
 		tag=$pol
 		[ "$r" = 1 ] || tag=$pol.$r
 		say "== $pol ($r of $REPEATS)"
@@ -356,26 +391,14 @@ for r in $(seq "$REPEATS"); do
 		admin policy >"$LOG/$tag.policy.txt" 2>&1
 	done
 done
-# fair with nothing to lend (every vGPU's min and max its size): the
-# dynamic machinery's own cost (edges, the watchdog's 2 ms polls, the
-# scheduler's runs) against static, with no resize at all; then the
-# limits as before (the max: every SM the three vGPUs hold together)
-set_limits() { # LC_MIN LC_MAX COMPUTE_MAX MEMORY_MAX
-	admin policy lc --min-sms "$1" --max-sms "$2" >/dev/null &&
-		admin policy compute --min-sms "$3" --max-sms "$3" >/dev/null &&
-		admin policy memory --min-sms "$4" --max-sms "$4" >/dev/null ||
-		{ FAILED=1; say "FAIL setting the vGPUs' limits"; }
-}
-say "== fair, nothing lendable (min = max = size)"
-set_limits "$LC_SMS" "$LC_SMS" "$COMPUTE_SMS" "$MEMORY_SMS"
-set_policy fair
-window fair_fixed on_vgpu
-admin policy >"$LOG/fair_fixed.policy.txt" 2>&1
-admin policy lc --min-sms "$LC_MIN" --max-sms "$LC_SMS" >/dev/null &&
-	admin policy compute --min-sms 8 --max-sms $((COMPUTE_SMS + MEMORY_SMS + LC_SMS)) >/dev/null &&
-	admin policy memory --min-sms 8 --max-sms $((COMPUTE_SMS + MEMORY_SMS + LC_SMS)) >/dev/null ||
-	{ FAILED=1; say "FAIL restoring the vGPUs' limits"; }
-for pol in static fair priority; do
+if [[ " $POLICIES " != *" fair_fixed "* ]] && [ $TURNS_ONLY = 0 ]; then
+	say "== fair, nothing lendable (min = max = size)"
+	set_policy fair_fixed
+	window fair_fixed on_vgpu
+	admin policy >"$LOG/fair_fixed.policy.txt" 2>&1
+fi
+[ $TURNS_ONLY = 1 ] && CURVE= FLOOD_POLICIES= || FLOOD_POLICIES="static fair priority"
+for pol in $FLOOD_POLICIES; do
 	say "== $pol, the compute batch flooding ($FLOOD grids pending)"
 	set_policy $pol
 	INFLIGHT=$FLOOD STREAMS=$FLOOD_STREAMS window "${pol}_flood" on_vgpu
@@ -390,7 +413,7 @@ cp "$RUN/state.json" "$LOG/" 2>/dev/null
 stop_vgpud
 
 # ---- without vgpud ------------------------------------------------------------
-if [ $SIM = 0 ]; then
+if [ $SIM = 0 ] && [ $TURNS_ONLY = 0 ]; then
 	say "== timeslice: three native processes, no MPS"
 	window timeslice native
 	say "== mps: three native MPS clients, no slices"
@@ -430,7 +453,7 @@ def median(xs):
     n = len(xs)
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 REP = {}
-for name in ["static", "fair", "priority"]:
+for name in ["static", "fair", "priority", "fair_fixed", "fair_memory"]:
     reps = [R[k] for k in [name] + sorted(k for k in R if k.startswith(name + "."))
             if k in R]
     if len(reps) < 2:
@@ -470,7 +493,7 @@ def lent(r):
     idle = lc_sms * r["off"] / 1000.0
     return 100.0 * (r["lent1"] - r["lent0"]) / idle if idle else None
 for name in ["solo", "timeslice", "mps", "static", "fair", "priority",
-             "fair_fixed"] + \
+             "fair_fixed", "fair_memory"] + \
         sorted(REP) + \
         ["mps_flood", "static_flood", "fair_flood", "priority_flood"] + \
         sorted([k for k in R if k.startswith("curve_")],
