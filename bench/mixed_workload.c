@@ -25,6 +25,8 @@
  *             here (scaled from a first guess, three rounds)
  *
  * Options: --blocks N --iters N --elements N --inflight N --streams S
+ *          --gpu-time N (lc: every Nth kernel is timed by events on the
+ *          GPU instead, and left out of the latency samples)
  *          --on-ms N --off-ms N --seconds S --start EPOCH_MS --target-ms T
  * The measurement runs from --start (wall clock, ms since the epoch, so
  * that the three processes measure the same window) for --seconds;
@@ -36,6 +38,7 @@
  *                                  (head: launched in a burst's first
  *                                  HEAD_MS, when its SMs may still be
  *                                  coming back; rest: the others)
+ *   lc_gpu kernels N gpu_p50_us A gpu_p99_us B   (with --gpu-time)
  *   lc_burst start_ms T head_max_us U at_ms A   (one per burst: when it
  *                                  began, wall clock, and its head's
  *                                  slowest kernel, launched A ms in)
@@ -57,7 +60,7 @@
 
 struct opts {
 	const char *role, *kdir;
-	int blocks, iters, inflight, streams, on_ms, off_ms;
+	int blocks, iters, inflight, streams, on_ms, off_ms, gpu_time;
 	long elements;
 	double seconds, target_ms, start_ms;
 };
@@ -194,6 +197,20 @@ static void print_positions(const double *lat, const double *pos, long n,
 	printf("\n");
 }
 
+/* One lc kernel timed by events on its stream: its time on the GPU (us),
+ * without the host's launch and wait. */
+static double time_on_gpu(struct gpu *g, const struct opts *o, CUevent ev[2])
+{
+	float ms;
+
+	CHECK(cuEventRecord(ev[0], g->s));
+	launch_compute(g, g->s, o->blocks, o->iters);
+	CHECK(cuEventRecord(ev[1], g->s));
+	CHECK(cuEventSynchronize(ev[1]));
+	CHECK(cuEventElapsedTime(&ms, ev[0], ev[1]));
+	return ms * 1e3;
+}
+
 static int run_lc(struct gpu *g, const struct opts *o)
 {
 	double *lat = malloc(MAX_SAMPLES * sizeof(double)), end, t0, t1;
@@ -201,10 +218,14 @@ static int run_lc(struct gpu *g, const struct opts *o)
 	double *tmp = malloc(MAX_SAMPLES * sizeof(double));
 	double on = 0, off = 0, burst_end, mark, burst_t0;
 	double head_p50, head_p99, rest_p50, rest_p99, worst, worst_at;
-	long n = 0, nh;
+	double *gpu = o->gpu_time ? malloc(MAX_SAMPLES * sizeof(double)) : NULL;
+	long n = 0, nh, k = 0, ng = 0;
+	CUevent ev[2];
 
-	if (!lat || !pos || !tmp)
+	if (!lat || !pos || !tmp || (o->gpu_time && !gpu))
 		return 1;
+	CHECK(cuEventCreate(&ev[0], CU_EVENT_DEFAULT));
+	CHECK(cuEventCreate(&ev[1], CU_EVENT_DEFAULT));
 	/* warm-up: a few kernels */
 	for (int i = 0; i < 50; i++) {
 		launch_compute(g, g->s, o->blocks, o->iters);
@@ -218,6 +239,12 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		burst_t0 = bench_now_ms();
 		worst = worst_at = 0;
 		while ((t0 = bench_now_ms()), wall_ms() < burst_end) {
+			if (o->gpu_time && ++k % o->gpu_time == 0) {
+				/* timed on the GPU: not a latency sample */
+				if (ng < MAX_SAMPLES)
+					gpu[ng++] = time_on_gpu(g, o, ev);
+				continue;
+			}
 			launch_compute(g, g->s, o->blocks, o->iters);
 			CHECK(cuStreamSynchronize(g->s));
 			t1 = bench_now_ms();
@@ -256,6 +283,13 @@ static int run_lc(struct gpu *g, const struct opts *o)
 	       bench_quantile(lat, (int)n, 0.999),
 	       bench_quantile(lat, (int)n, 1.0), on, off, nh, head_p99,
 	       rest_p99);
+	if (ng)
+		printf("lc_gpu kernels %ld gpu_p50_us %.1f gpu_p99_us %.1f\n",
+		       ng, bench_quantile(gpu, (int)ng, 0.5),
+		       bench_quantile(gpu, (int)ng, 0.99));
+	CHECK(cuEventDestroy(ev[0]));
+	CHECK(cuEventDestroy(ev[1]));
+	free(gpu);
 	free(lat);
 	free(pos);
 	free(tmp);
@@ -382,7 +416,7 @@ static void usage(void)
 		"N] [--streams S]\n"
 		"       [--on-ms N] [--off-ms N] [--seconds S] [--start "
 		"EPOCH_MS]"
-		"\n       [--target-ms T]\n");
+		"\n       [--target-ms T] [--gpu-time N]\n");
 	exit(2);
 }
 
@@ -428,6 +462,8 @@ int main(int argc, char **argv)
 			o.start_ms = atof(v);
 		else if (!strcmp(a, "--target-ms"))
 			o.target_ms = atof(v);
+		else if (!strcmp(a, "--gpu-time"))
+			o.gpu_time = atoi(v);
 		else
 			usage();
 		i++;
@@ -435,7 +471,8 @@ int main(int argc, char **argv)
 	if (o.blocks < 1 || o.iters < 1 || o.inflight < 1 ||
 	    o.inflight > MAX_INFLIGHT || o.streams < 1 ||
 	    o.streams > o.inflight || o.elements < 1024 ||
-	    o.elements > (1l << 30) || o.seconds <= 0 || o.target_ms <= 0)
+	    o.elements > (1l << 30) || o.seconds <= 0 || o.target_ms <= 0 ||
+	    o.gpu_time < 0)
 		usage();
 	if (!o.start_ms)
 		o.start_ms = wall_ms() + 1000;

@@ -57,7 +57,9 @@
 # priority"; fair_fixed and fair_memory may be added), TURNS_ONLY (0; 1: only the solo
 # window and the POLICIES in turn: a quick comparison),
 # LC_SMS (32), LC_MIN (8), COMPUTE_SMS (48), MEMORY_SMS (40), DWELL_MS
-# (20), ON_MS (100), OFF_MS (100), LC_TARGET_MS (0.05), BATCH_BLOCKS (2112).
+# (20), ON_MS (100), OFF_MS (100), LC_TARGET_MS (0.05), BATCH_BLOCKS (2112),
+# LC_GPU_TIME (0; N: every Nth lc kernel is timed on the GPU by events
+# instead, its lc_gpu line in the lc logs: host or GPU, where time goes).
 # Logs: $BUILD/sched-bench (and $OUT/sched-bench.tgz under the device
 # tool).
 set -uo pipefail
@@ -92,6 +94,7 @@ OFF_MS=${OFF_MS:-100}
 LC_BLOCKS=64
 LC_TARGET_MS=${LC_TARGET_MS:-0.05}
 BATCH_BLOCKS=${BATCH_BLOCKS:-2112}
+LC_GPU_TIME=${LC_GPU_TIME:-0}
 MEM_MAX_ELEMENTS=$((1 << 28)) # 1 GiB per array at most
 STARTUP_MS=4000 # for the three processes to be ready before the window
 GUESS_ITERS=20000 # first guesses of the calibration
@@ -225,20 +228,44 @@ energy_stop() {
 		END {if (n) printf "%d\n", sum / n * s * 1000}' "$EN_FILE"
 }
 # clocks_start TAG / clocks_stop: the SM clock (MHz) over a window,
-# sampled every 200 ms (read only): a GPU at its power limit clocks down,
-# which slows lc's compute-bound kernel whatever the slices do
+# sampled every 100 ms (read only): a GPU at its power limit clocks down,
+# which slows lc's compute-bound kernel whatever the slices do. A sample
+# can miss a short dip, so the driver's clock-event reasons are logged
+# too, and a window in which any sample shows a slowdown (power cap,
+# hardware or thermal slowdown, power brake: mask 0xe8 | 0x4) says so.
 clocks_start() {
 	CK_PID=
 	[ $SIM = 1 ] && return 0
 	CK_FILE=$LOG/clocks.$1.csv
-	nvidia-smi -i 0 --query-gpu=clocks.sm,power.draw,temperature.gpu \
-		--format=csv,noheader,nounits -lms 200 >"$CK_FILE" 2>/dev/null &
+	nvidia-smi -i 0 --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
+		--format=csv,noheader,nounits -lms 100 >"$CK_FILE" 2>/dev/null &
 	CK_PID=$!
 }
 clocks_stop() {
+	local slow
 	[ -n "$CK_PID" ] || return 0
 	kill "$CK_PID" 2>/dev/null
 	wait "$CK_PID" 2>/dev/null
+	slow=$(python3 -c '
+import sys
+n = s = 0
+m = {}
+for line in open(sys.argv[1]):
+    f = [x.strip() for x in line.split(",")]
+    if len(f) < 4 or not f[0].isdigit():
+        continue
+    n += 1
+    try:
+        r = int(f[3], 16)
+    except ValueError:
+        continue
+    if r & 0xEC:
+        s += 1
+        m[f[3]] = m.get(f[3], 0) + 1
+if s:
+    print("%d of %d samples:" % (s, n), " ".join("%s x%d" % kv for kv in m.items()))
+' "$CK_FILE")
+	[ -n "$slow" ] && say "clock slowdown reasons in $slow" >&2
 	awk -F, '$1 + 0 > 0 {sum += $1; n++} END {if (n) printf "%d\n", sum / n}' \
 		"$CK_FILE"
 }
@@ -269,7 +296,7 @@ window() {
 		case $r in
 		lc) $how lc "$MW" lc "$KDIR" --blocks $LC_BLOCKS --iters \
 			"$ITERS_LC" --on-ms $ON_MS --off-ms $OFF_MS --seconds \
-			"$secs" --start $start ;;
+			"$secs" --start $start --gpu-time "$LC_GPU_TIME" ;;
 		compute) $how compute "$MW" compute "$KDIR" --blocks \
 			$BATCH_BLOCKS --iters "$citers" --seconds "$secs" \
 			--inflight "${INFLIGHT:-2}" --streams "${STREAMS:-1}" \
