@@ -153,13 +153,6 @@ void daemon_sched_vgpu_new(struct daemon *d, struct daemon_vgpu *v,
 	daemon_sched_kick(d);
 }
 
-/* Whether v sits on the leftover slice (nobody's to move). */
-static bool on_leftover(const struct daemon *d, const struct daemon_vgpu *v)
-{
-	return v->cfg.ngroups == 1 &&
-	       v->cfg.groups[0] == d->plan->gpus[v->cfg.gpu].ngroups;
-}
-
 /* Its regular groups as a mask. */
 uint64_t daemon_sched_own_mask(const struct daemon *d,
 			       const struct daemon_vgpu *v)
@@ -363,7 +356,7 @@ uint32_t daemon_sched_collect(struct daemon *d, uint32_t gpu,
 	for (v = d->vgpus; v && k < n; v = v->next) {
 		/* a suspended or swapped-out vGPU holds no groups, whatever
 		 * its config still names (another may hold them now) */
-		if (v->cfg.gpu != gpu || on_leftover(d, v) ||
+		if (v->cfg.gpu != gpu || daemon_sched_alone_on_leftover(d, v) ||
 		    !daemon_sched_vgpu(v) ||
 		    v->state == VGPU_ADMIN_STATE_SUSPENDED ||
 		    v->state == VGPU_ADMIN_STATE_SWAPPED)

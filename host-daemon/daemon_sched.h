@@ -173,6 +173,10 @@ int daemon_sched_resize_to(struct daemon *d, struct daemon_vgpu *v,
 			   uint64_t mask);
 
 /* ---- daemon_sched_leftover.c: the leftover slice, lent ---- */
+/* Whether v sits on the leftover slice alone (an operator put it there:
+ * nobody's to move). */
+bool daemon_sched_alone_on_leftover(const struct daemon *d,
+				    const struct daemon_vgpu *v);
 /* Whether v holds the leftover slice on top of groups (lent to it). */
 bool daemon_sched_holds_leftover(const struct daemon *d,
 				 const struct daemon_vgpu *v);

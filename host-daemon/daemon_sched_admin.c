@@ -31,12 +31,6 @@ static uint32_t per_group(const struct daemon *d, uint32_t gpu)
 	return p ? p : 1;
 }
 
-static bool on_leftover(const struct daemon *d, const struct daemon_vgpu *v)
-{
-	return v->cfg.ngroups == 1 &&
-	       v->cfg.groups[0] == d->plan->gpus[v->cfg.gpu].ngroups;
-}
-
 /* "weight 3, 16 .. 64 SMs, priority high" for messages. */
 static void policy_text(struct daemon *d, struct daemon_vgpu *v, char *buf,
 			size_t len)
@@ -123,7 +117,7 @@ static void policy_vgpu_admin(struct daemon *d, struct daemon_conn *c,
 				   v->cfg.name, text, gt);
 		return;
 	}
-	if (on_leftover(d, v)) {
+	if (daemon_sched_alone_on_leftover(d, v)) {
 		daemon_admin_reply(d, c, VGPU_ADMIN_BAD_REQUEST, NULL,
 				   "vGPU %s holds the SMs the split left over, "
 				   "which the scheduler never moves: a policy "
@@ -269,7 +263,7 @@ static void fill_vgpu(struct daemon *d, struct daemon_vgpu *v,
 	e->weight_default = !s->weight;
 	e->priority = p.prio;
 	e->base_sms = s->base_sms;
-	if (on_leftover(d, v) ||
+	if (daemon_sched_alone_on_leftover(d, v) ||
 	    d->sched->gpu[v->cfg.gpu].mode == POLICY_STATIC) {
 		e->share_sms = e->target_sms = v->sms;
 	} else {

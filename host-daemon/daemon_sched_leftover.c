@@ -23,6 +23,13 @@
  * will not build the context, not a worker that happened to exit */
 #define LEFTOVER_TRIES 3
 
+bool daemon_sched_alone_on_leftover(const struct daemon *d,
+				    const struct daemon_vgpu *v)
+{
+	return v->cfg.ngroups == 1 &&
+	       v->cfg.groups[0] == d->plan->gpus[v->cfg.gpu].ngroups;
+}
+
 bool daemon_sched_holds_leftover(const struct daemon *d,
 				 const struct daemon_vgpu *v)
 {
