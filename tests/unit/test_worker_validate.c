@@ -73,6 +73,7 @@ static struct {
 	int queries; /* event_query calls */
 	int sync_ms; /* a stream sync waits this long, */
 	int hang;    /* and then the kernel is done, unless this is set */
+	int faults_in_sync; /* faults seen when a hung sync returned */
 	int faults;
 	uint32_t fault_kind;
 	int32_t fault_status;
@@ -241,7 +242,13 @@ static int stub_stream_sync(struct backend *b, struct backend_stream *s)
 	st.syncs++;
 	if (ms) {
 		nanosleep(&ts, NULL);
-		if (!__atomic_load_n(&st.hang, __ATOMIC_SEQ_CST))
+		/* the watchdog's, not the owner's check after the wait */
+		if (__atomic_load_n(&st.hang, __ATOMIC_SEQ_CST))
+			__atomic_store_n(
+				&st.faults_in_sync,
+				__atomic_load_n(&st.faults, __ATOMIC_SEQ_CST),
+				__ATOMIC_SEQ_CST);
+		else
 			__atomic_store_n(&st.event_query_rc, CUDA_SUCCESS,
 					 __ATOMIC_SEQ_CST);
 	}
@@ -1482,9 +1489,9 @@ static void watchdog_leaves_a_waited_stream_alone(void **state)
 	struct vgpu_sqe q = {.opcode = VGPU_OP_STREAM_SYNC};
 	int i;
 
-	/* five waits of 15 ms: without the rule, a 20 ms poll falls into
-	 * each with a chance of 3 in 4 */
-	__atomic_store_n(&st.sync_ms, 15, __ATOMIC_SEQ_CST);
+	/* five waits of 10 ms: without the rule, a 20 ms poll falls into
+	 * each with a chance of one in two */
+	__atomic_store_n(&st.sync_ms, 10, __ATOMIC_SEQ_CST);
 	for (i = 0; i < 5; i++) {
 		__atomic_store_n(&st.event_query_rc, CUDA_ERROR_NOT_READY,
 				 __ATOMIC_SEQ_CST);
@@ -1514,7 +1521,8 @@ static void watchdog_leaves_a_waited_stream_alone(void **state)
 	assert_int_equal(run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
 			 CUDA_SUCCESS);
 	run(&f->s, q, NULL);
-	assert_true(__atomic_load_n(&st.faults, __ATOMIC_SEQ_CST) >= 1);
+	/* caught by the watchdog while the owner still waited */
+	assert_true(__atomic_load_n(&st.faults_in_sync, __ATOMIC_SEQ_CST) >= 1);
 	assert_int_equal(st.fault_kind, VGPU_FAULT_WATCHDOG);
 	__atomic_store_n(&st.sync_ms, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&st.event_query_rc, CUDA_SUCCESS, __ATOMIC_SEQ_CST);
