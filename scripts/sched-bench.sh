@@ -121,15 +121,19 @@ fi
 REPEATS=${REPEATS:-4}
 POLICIES=${POLICIES:-static fair priority}
 TURNS_ONLY=${TURNS_ONLY:-0}
+
+say() { printf '[%6.1fs] %s\n' "$SECONDS" "$*"; }
+die() { echo "sched-bench: $*" >&2; exit 1; }
 for pol in $POLICIES; do
 	case $pol in
 	static | fair | priority | fair_fixed | fair_memory) ;;
 	*) die "POLICIES: unknown policy '$pol' (static, fair, priority, fair_fixed, fair_memory)" ;;
 	esac
 done
-
-say() { printf '[%6.1fs] %s\n' "$SECONDS" "$*"; }
-die() { echo "sched-bench: $*" >&2; exit 1; }
+case $TURNS_ONLY in
+0 | 1) ;;
+*) die "TURNS_ONLY is 0 or 1, not '$TURNS_ONLY'" ;;
+esac
 pack_logs() {
 	[ -n "${OUT:-}" ] || return 0
 	tar -czf "$OUT/sched-bench.tgz" -C "$BUILD" sched-bench 2>/dev/null
@@ -237,8 +241,12 @@ clocks_start() {
 	CK_PID=
 	[ $SIM = 1 ] && return 0
 	CK_FILE=$LOG/clocks.$1.csv
-	nvidia-smi -i 0 --query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
-		--format=csv,noheader,nounits -lms 100 >"$CK_FILE" 2>/dev/null &
+	# the reasons' field is clocks_throttle_reasons before driver 535
+	local q=clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active
+	nvidia-smi -i 0 --query-gpu=$q --format=csv,noheader >/dev/null 2>&1 ||
+		q=clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active
+	nvidia-smi -i 0 --query-gpu=$q --format=csv,noheader,nounits \
+		-lms 100 >"$CK_FILE" 2>/dev/null &
 	CK_PID=$!
 }
 clocks_stop() {
@@ -396,6 +404,7 @@ set_policy() {
 		admin policy --gpu 0 --mode fair --dwell "$DWELL_MS" ;;
 	priority) admin policy lc --priority high >/dev/null &&
 		admin policy --gpu 0 --mode priority --dwell "$DWELL_MS" ;;
+	*) false ;;
 	esac | tee -a "$LOG/policy.log"
 	[ "${PIPESTATUS[0]}" = 0 ] || { FAILED=1; say "FAIL setting $1"; }
 }
@@ -424,7 +433,11 @@ if [[ " $POLICIES " != *" fair_fixed "* ]] && [ $TURNS_ONLY = 0 ]; then
 	window fair_fixed on_vgpu
 	admin policy >"$LOG/fair_fixed.policy.txt" 2>&1
 fi
-[ $TURNS_ONLY = 1 ] && CURVE= FLOOD_POLICIES= || FLOOD_POLICIES="static fair priority"
+FLOOD_POLICIES="static fair priority"
+if [ $TURNS_ONLY = 1 ]; then
+	CURVE=''
+	FLOOD_POLICIES=''
+fi
 for pol in $FLOOD_POLICIES; do
 	say "== $pol, the compute batch flooding ($FLOOD grids pending)"
 	set_policy $pol
