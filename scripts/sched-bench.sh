@@ -492,6 +492,7 @@ def median(xs):
         return None
     n = len(xs)
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+RAW = dict(R)  # each window, before NAME becomes the median
 REP = {}
 for name in ["static", "fair", "priority", "fair_fixed", "fair_memory"]:
     reps = [R[k] for k in [name] + sorted(k for k in R if k.startswith(name + "."))
@@ -572,6 +573,26 @@ if fair and st and tput(st):
     if fair["p99"] and st["p99"]:
         goal("fair_lc_p99", "%.1f us vs static %.1f us" % (fair["p99"], st["p99"]),
              "<= static", fair["p99"] <= st["p99"])
+# one window's p99 moves by several us from the next under the same
+# policy: the differences within each round (windows taken side by side)
+# say more than the two medians do
+def by_round(a, b, f):
+    ds, r = [], 1
+    while True:
+        ka, kb = (a, b) if r == 1 else ("%s.%d" % (a, r), "%s.%d" % (b, r))
+        if ka not in RAW or kb not in RAW:
+            return ds
+        if RAW[ka][f] is not None and RAW[kb][f] is not None:
+            ds.append(RAW[kb][f] - RAW[ka][f])
+        r += 1
+for other in ["fair", "priority", "fair_fixed", "fair_memory"]:
+    d99, d50 = by_round("static", other, "p99"), by_round("static", other, "p50")
+    if len(d99) >= 2:
+        out.append("RESULT by_round %s-static lc p99 median %+.1f us (higher in %d of %d "
+                   "rounds, %+.1f..%+.1f), p50 median %+.1f us (higher in %d of %d)" % (
+                       other, median(d99), sum(x > 0 for x in d99), len(d99),
+                       min(d99), max(d99), median(d50), sum(x > 0 for x in d50),
+                       len(d50)))
 if pri and solo and pri["p99"] and solo["p99"]:
     r = pri["p99"] / solo["p99"]
     goal("priority_lc_p99", "%.2fx solo (%.1f / %.1f us)" % (r, pri["p99"], solo["p99"]),
