@@ -190,10 +190,15 @@ uint64_t daemon_sched_leftover_kept(const struct daemon *d,
  * that GPU lends it no more). */
 void daemon_sched_leftover_done(struct daemon *d, struct daemon_vgpu *v,
 				bool ok);
-/* v's SMs without the leftover slice lent to it: what a move, resume or
- * swap-in asks for. */
+/* v's SMs without the leftover slice lent to it. */
 uint32_t daemon_sched_own_sms(const struct daemon *d,
 			      const struct daemon_vgpu *v);
+/* What a migration, resume or swap-in of v asks for: its own SMs, but no
+ * more than its size (groups it borrowed stay behind: the target's
+ * scheduler lends it what is idle there; one that lent some asks for what
+ * it holds and takes the rest back there as anywhere). */
+uint32_t daemon_sched_move_sms(const struct daemon *d,
+			       const struct daemon_vgpu *v);
 /* After a plan of gpu: lend the slice, move it, or take it back. */
 void daemon_sched_leftover_run(struct daemon *d, uint32_t gpu,
 			       const struct policy_vgpu *pv,

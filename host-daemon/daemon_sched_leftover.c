@@ -103,6 +103,15 @@ uint32_t daemon_sched_own_sms(const struct daemon *d,
 	return v->sms - extra;
 }
 
+uint32_t daemon_sched_move_sms(const struct daemon *d,
+			       const struct daemon_vgpu *v)
+{
+	uint32_t own = daemon_sched_own_sms(d, v);
+	const struct daemon_sched_vgpu *s = v->sched;
+
+	return s && s->base_sms && s->base_sms < own ? s->base_sms : own;
+}
+
 void daemon_sched_leftover_done(struct daemon *d, struct daemon_vgpu *v,
 				bool ok)
 {

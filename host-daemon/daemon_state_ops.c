@@ -368,7 +368,7 @@ static bool place(struct daemon *d, struct daemon_conn *c,
 	}
 	if (plan_move_choose(d->plan, v->cfg.name,
 			     gpu == VGPU_ADMIN_GPU_ANY ? PLAN_GPU_ANY : gpu,
-			     not_gpu, daemon_sched_own_sms(d, v),
+			     not_gpu, daemon_sched_move_sms(d, v),
 			     v->cfg.memory_quota, m, err, sizeof(err))) {
 		if (req && daemon_swap_resume(d, c, v, req, fd, err))
 			return false;

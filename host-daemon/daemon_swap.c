@@ -472,7 +472,7 @@ static bool make_room(struct daemon *d, struct daemon_conn *c,
 	need.name = name;
 	need.existing = v != NULL;
 	need.gpu = gpu;
-	need.sms = v ? daemon_sched_own_sms(d, v) : req->sms;
+	need.sms = v ? daemon_sched_move_sms(d, v) : req->sms;
 	need.memory = v ? v->cfg.memory_quota : req->memory;
 	for (i = 0; i < d->ngpus && i < 64; i++) {
 		if ((!v ? req->isolation == 0 : daemon_vgpu_shared(v)) &&
@@ -709,7 +709,7 @@ static void start_in(struct daemon *d, struct daemon_vgpu *v,
 static void try_in(struct daemon *d, struct daemon_vgpu *v,
 		   struct daemon_swap_vgpu *sw, int64_t now)
 {
-	uint32_t g = v->cfg.gpu, sms = daemon_sched_own_sms(d, v), n;
+	uint32_t g = v->cfg.gpu, sms = daemon_sched_move_sms(d, v), n;
 	char err[VGPU_MESSAGE_MAX], e2[VGPU_MESSAGE_MAX], list[200];
 	char whom[160], sz[32];
 	struct plan_swap_need need = {0};
