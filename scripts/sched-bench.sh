@@ -525,7 +525,8 @@ out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s %6s %8s %8s" %
     "head p99", "rest p99"))
 out.append("(head: lc's kernels launched in a burst's first 5 ms; rest: the others)")
 if REP:
-    out.append("(static, fair, priority: medians of the windows #1.. taken in turn)")
+    out.append("(%s: medians of the windows #1.. taken in turn, every other round "
+               "reversed)" % ", ".join(sorted({k.split("#")[0] for k in REP})))
 def lent(r):
     # of the SM time lc left idle (its SMs x its off time), the part the
     # scheduler lent out (vgpud's count over the same window)
