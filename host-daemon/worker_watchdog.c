@@ -231,14 +231,13 @@ static int wd_poll_queue(struct worker *w, struct worker_wd_queue *q)
 }
 
 /* Whether q's owner began waiting for its stream less than a normal
- * period ago (it will pop the queue itself). */
+ * period before now (it will pop the queue itself). */
 static bool wd_owner_waits(const struct worker_watchdog *wd,
-			   struct worker_wd_queue *q)
+			   struct worker_wd_queue *q, uint64_t now)
 {
 	uint64_t since = __atomic_load_n(&q->sync_ns, __ATOMIC_ACQUIRE);
 
-	return since &&
-	       worker_now_ns() - since < (uint64_t)wd->period_ms * 1000000ull;
+	return since && now - since < (uint64_t)wd->period_ms * 1000000ull;
 }
 
 static void *wd_thread(void *arg)
@@ -248,6 +247,7 @@ static void *wd_thread(void *arg)
 	struct worker_wd_queue *q;
 	struct timespec ts;
 	uint32_t period;
+	uint64_t now;
 	int rc;
 
 	rc = w->ops->thread_attach(w->be);
@@ -269,8 +269,9 @@ static void *wd_thread(void *arg)
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
 		pthread_cond_timedwait(&wd->cond, &wd->lock, &ts);
+		now = worker_now_ns();
 		for (q = wd->queues; q && !wd->stop; q = q->next) {
-			if (wd_owner_waits(wd, q))
+			if (wd_owner_waits(wd, q, now))
 				continue;
 			pthread_mutex_lock(&q->pop_lock);
 			wd_poll_queue(w, q);
@@ -479,12 +480,10 @@ void worker_watchdog_sync_end(struct worker *w, struct worker_wd_queue *q,
 
 	if (!q || !w->wd)
 		return;
-	pthread_mutex_lock(&q->pop_lock);
 	__atomic_store_n(&q->sync_ns, 0, __ATOMIC_RELEASE);
-	if (!synced) {
-		pthread_mutex_unlock(&q->pop_lock);
+	if (!synced)
 		return;
-	}
+	pthread_mutex_lock(&q->pop_lock);
 	/* only the stream's owner launches on it, and it is here: every
 	 * launch so far is done, the untracked ones need no catch-up */
 	launched = __atomic_load_n(&q->launched, __ATOMIC_ACQUIRE);
