@@ -154,8 +154,8 @@ static void sleep_until(double t)
 
 #define HEAD_MS 5 /* the head of a burst, reported apart */
 
-/* The p50 and p99 of the samples whose position in their burst (ms) is
- * in [lo, hi); 0 when there are none. */
+/* The p50 (p50 may be NULL) and p99 of the samples whose position in
+ * their burst (ms) is in [lo, hi); 0 when there are none. */
 static long quantiles_at(const double *lat, const double *pos, long n,
 			 double lo, double hi, double *tmp, double *p50,
 			 double *p99)
@@ -165,7 +165,8 @@ static long quantiles_at(const double *lat, const double *pos, long n,
 	for (long i = 0; i < n; i++)
 		if (pos[i] >= lo && pos[i] < hi)
 			tmp[k++] = lat[i];
-	*p50 = k ? bench_quantile(tmp, (int)k, 0.5) : 0;
+	if (p50)
+		*p50 = k ? bench_quantile(tmp, (int)k, 0.5) : 0;
 	*p99 = k ? bench_quantile(tmp, (int)k, 0.99) : 0;
 	return k;
 }
@@ -217,15 +218,17 @@ static int run_lc(struct gpu *g, const struct opts *o)
 	double *pos = malloc(MAX_SAMPLES * sizeof(double));
 	double *tmp = malloc(MAX_SAMPLES * sizeof(double));
 	double on = 0, off = 0, burst_end, mark, burst_t0;
-	double head_p50, head_p99, rest_p50, rest_p99, worst, worst_at;
+	double head_p99, rest_p99, us, worst, worst_at;
 	double *gpu = o->gpu_time ? malloc(MAX_SAMPLES * sizeof(double)) : NULL;
 	long n = 0, nh, k = 0, ng = 0;
 	CUevent ev[2];
 
 	if (!lat || !pos || !tmp || (o->gpu_time && !gpu))
 		return 1;
-	CHECK(cuEventCreate(&ev[0], CU_EVENT_DEFAULT));
-	CHECK(cuEventCreate(&ev[1], CU_EVENT_DEFAULT));
+	if (o->gpu_time) {
+		CHECK(cuEventCreate(&ev[0], CU_EVENT_DEFAULT));
+		CHECK(cuEventCreate(&ev[1], CU_EVENT_DEFAULT));
+	}
 	/* warm-up: a few kernels */
 	for (int i = 0; i < 50; i++) {
 		launch_compute(g, g->s, o->blocks, o->iters);
@@ -248,14 +251,14 @@ static int run_lc(struct gpu *g, const struct opts *o)
 			launch_compute(g, g->s, o->blocks, o->iters);
 			CHECK(cuStreamSynchronize(g->s));
 			t1 = bench_now_ms();
+			us = (t1 - t0) * 1e3;
 			/* full: stop taking samples (never overwrite) */
 			if (n < MAX_SAMPLES) {
-				lat[n] = (t1 - t0) * 1e3;
+				lat[n] = us;
 				pos[n++] = t0 - burst_t0;
 			}
-			if (t0 - burst_t0 < HEAD_MS &&
-			    (t1 - t0) * 1e3 > worst) {
-				worst = (t1 - t0) * 1e3;
+			if (t0 - burst_t0 < HEAD_MS && us > worst) {
+				worst = us;
 				worst_at = t0 - burst_t0;
 			}
 		}
@@ -271,8 +274,8 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		off += wall_ms() - mark;
 	}
 	/* launched in the burst's first HEAD_MS, or later */
-	nh = quantiles_at(lat, pos, n, 0, HEAD_MS, tmp, &head_p50, &head_p99);
-	quantiles_at(lat, pos, n, HEAD_MS, 1e9, tmp, &rest_p50, &rest_p99);
+	nh = quantiles_at(lat, pos, n, 0, HEAD_MS, tmp, NULL, &head_p99);
+	quantiles_at(lat, pos, n, HEAD_MS, 1e9, tmp, NULL, &rest_p99);
 	/* before the quantiles below sort lat, which pos follows */
 	print_positions(lat, pos, n, tmp);
 	printf("lc kernels %ld p50_us %.1f p99_us %.1f p999_us %.1f max_us "
@@ -283,12 +286,13 @@ static int run_lc(struct gpu *g, const struct opts *o)
 	       bench_quantile(lat, (int)n, 0.999),
 	       bench_quantile(lat, (int)n, 1.0), on, off, nh, head_p99,
 	       rest_p99);
-	if (ng)
+	if (o->gpu_time) {
 		printf("lc_gpu kernels %ld gpu_p50_us %.1f gpu_p99_us %.1f\n",
 		       ng, bench_quantile(gpu, (int)ng, 0.5),
 		       bench_quantile(gpu, (int)ng, 0.99));
-	CHECK(cuEventDestroy(ev[0]));
-	CHECK(cuEventDestroy(ev[1]));
+		CHECK(cuEventDestroy(ev[0]));
+		CHECK(cuEventDestroy(ev[1]));
+	}
 	free(gpu);
 	free(lat);
 	free(pos);

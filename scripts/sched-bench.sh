@@ -28,8 +28,8 @@
 #   priority   the same under priority, lc high
 #   fair_fixed fair with nothing lendable (every vGPU's min and max its
 #              size): what the dynamic machinery itself costs lc
-# static, fair and priority are taken in turn REPEATS times and each
-# figure is the median; lc's p99 is also given for the kernels launched
+# POLICIES (static, fair and priority) are taken in turn REPEATS times
+# and each figure is the median; lc's p99 is also given for the kernels launched
 # in a burst's first 5 ms (head) and the others (rest), and the GPU's SM
 # clock per window.
 # plus lc alone on its slice (the "solo" baseline), and under priority
@@ -411,10 +411,11 @@ set_policy() {
 # POLICIES in turn, REPEATS times: their p99s differ by a few percent,
 # about as much as one window from the next, so each figure is the
 # median of REPEATS windows taken in turn (tags NAME, NAME.2, ...).
-# Every other round takes them in reverse: lc's latency drifts during a
-# run (on the H200, static's p99 rose from 62.6 to 67.7 us over three
-# rounds, p50 from 55.0 to 56.2, at a steady 1980 MHz), and a fixed
-# order charged that drift to whichever policy came later in a round.
+# Every other round takes them in reverse: lc's latency wanders during a
+# run (on the H200 static's p99 went from 62.6 to 67.7 us over three
+# rounds in one run, from 74.2 down to 63.4 in another, at a steady 1980
+# MHz), and a fixed order charged a drift to whichever policy came later
+# in a round.
 for r in $(seq "$REPEATS"); do
 	order=$POLICIES
 	[ $((r % 2)) = 0 ] && order=$(echo "$POLICIES" | tr ' ' '\n' | tac | tr '\n' ' ')
@@ -493,8 +494,10 @@ def median(xs):
     n = len(xs)
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 RAW = dict(R)  # each window, before NAME becomes the median
+# what POLICIES may name (the script checks it)
+POLS = ["static", "fair", "priority", "fair_fixed", "fair_memory"]
 REP = {}
-for name in ["static", "fair", "priority", "fair_fixed", "fair_memory"]:
+for name in POLS:
     reps = [R[k] for k in [name] + sorted(k for k in R if k.startswith(name + "."))
             if k in R]
     if len(reps) < 2:
@@ -534,8 +537,7 @@ def lent(r):
         return None
     idle = lc_sms * r["off"] / 1000.0
     return 100.0 * (r["lent1"] - r["lent0"]) / idle if idle else None
-for name in ["solo", "timeslice", "mps", "static", "fair", "priority",
-             "fair_fixed", "fair_memory"] + \
+for name in ["solo", "timeslice", "mps"] + POLS + \
         sorted(REP) + \
         ["mps_flood", "static_flood", "fair_flood", "priority_flood"] + \
         sorted([k for k in R if k.startswith("curve_")],
@@ -586,7 +588,7 @@ def by_round(a, b, f):
         if RAW[ka][f] is not None and RAW[kb][f] is not None:
             ds.append(RAW[kb][f] - RAW[ka][f])
         r += 1
-for other in ["fair", "priority", "fair_fixed", "fair_memory"]:
+for other in POLS[1:]:
     d99, d50 = by_round("static", other, "p99"), by_round("static", other, "p50")
     if len(d99) >= 2:
         out.append("RESULT by_round %s-static lc p99 median %+.1f us (higher in %d of %d "
