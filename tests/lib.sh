@@ -433,6 +433,22 @@ bg()
 	BG_PIDS+=("$BG_PID")
 }
 
+# tap_wait_pid NAME PID SECONDS [OUT]: ok when background program PID
+# exits 0 within SECONDS; else not ok with its status (124: still
+# running) and the tail of OUT. The status is left in TAP_RC.
+tap_wait_pid()
+{
+	TAP_RC=0
+	wait_pid "$2" "$3" || TAP_RC=$?
+	if [ "$TAP_RC" -eq 0 ]; then
+		tap_ok "$1"
+	else
+		tap_not_ok "$1" "status $TAP_RC"
+		[ -z "${4:-}" ] || tail -n 5 "$4" | tap_diag
+	fi
+	return 0
+}
+
 # Stops every background program started so far (TERM, then waits up to
 # 20 s for each) and forgets them.
 stop_bg()

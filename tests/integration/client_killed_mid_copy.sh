@@ -80,13 +80,8 @@ else
 	tap_not_ok "list shows 1 client after the kill" \
 		"CLIENTS is $(vgpu_field a CLIENTS || true)"
 fi
-rc=0
-wait_pid "$survivor" 90 || rc=$?
-if [ "$rc" -eq 0 ]; then
-	tap_ok "the surviving client finishes and its data is correct"
-else
-	tap_not_ok "the surviving client finishes and its data is correct" "status $rc"
-fi
+tap_wait_pid "the surviving client finishes and its data is correct" \
+	"$survivor" 90
 tail -n 2 "$survivor_out" | tap_diag
 if wait_for 15 "USED to return to $used0" used_is "$used0"; then
 	tap_ok "USED is back to $used0 when both clients are gone"
