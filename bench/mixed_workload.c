@@ -27,6 +27,8 @@
  * Options: --blocks N --iters N --elements N --inflight N --streams S
  *          --gpu-time N (lc: every Nth kernel is timed by events on the
  *          GPU instead, and left out of the latency samples)
+ *          --warm-bursts N (lc: N bursts in the same rhythm before the
+ *          window, reported apart: lc_warm)
  *          --on-ms N --off-ms N --seconds S --start EPOCH_MS --target-ms T
  * The measurement runs from --start (wall clock, ms since the epoch, so
  * that the three processes measure the same window) for --seconds;
@@ -38,7 +40,15 @@
  *                                  (head: launched in a burst's first
  *                                  HEAD_MS, when its SMs may still be
  *                                  coming back; rest: the others)
- *   lc_gpu kernels N gpu_p50_us A gpu_p99_us B   (with --gpu-time)
+ *   lc_gpu kernels N gpu_p50_us A gpu_p99_us B two_p50_us C
+ *      kernel_p50_us K gap_p50_us G   (with --gpu-time: one kernel,
+ *                                  two kernels, and from those medians
+ *                                  a kernel's own time and the gap
+ *                                  before the first; see time_on_gpu)
+ *   lc_gpu_positions 0-1: n N p50 A p99 B ...   (the same by position)
+ *   lc_warm bursts N warm_kernels K warm_p50_us A warm_p99_us B
+ *      warm_max_us M
+ *                                  (the bursts before the window)
  *   lc_burst start_ms T head_max_us U at_ms A   (one per burst: when it
  *                                  began, wall clock, and its head's
  *                                  slowest kernel, launched A ms in)
@@ -61,6 +71,7 @@
 struct opts {
 	const char *role, *kdir;
 	int blocks, iters, inflight, streams, on_ms, off_ms, gpu_time;
+	int warm_bursts;
 	long elements;
 	double seconds, target_ms, start_ms;
 };
@@ -177,15 +188,15 @@ static long quantiles_at(const double *lat, const double *pos, long n,
  * slice comes back at a burst's start; what a policy costs later in the
  * burst is something else.
  */
-static void print_positions(const double *lat, const double *pos, long n,
-			    double *tmp)
+static void print_positions(const char *label, const double *lat,
+			    const double *pos, long n, double *tmp)
 {
 	static const double edges[] = {0, 1, 2, 5, 20, 50};
 	const unsigned nb = sizeof(edges) / sizeof(edges[0]);
 	double p50, p99, hi;
 	long k;
 
-	printf("lc_positions");
+	printf("%s", label);
 	for (unsigned b = 0; b < nb; b++) {
 		hi = b + 1 < nb ? edges[b + 1] : 1e9;
 		k = quantiles_at(lat, pos, n, edges[b], hi, tmp, &p50, &p99);
@@ -198,18 +209,58 @@ static void print_positions(const double *lat, const double *pos, long n,
 	printf("\n");
 }
 
-/* One lc kernel timed by events on its stream: its time on the GPU (us),
- * without the host's launch and wait. */
-static double time_on_gpu(struct gpu *g, const struct opts *o, CUevent ev[2])
+/*
+ * nk lc kernels timed by events on their stream (us), without the host's
+ * wait. The first kernel reaches the stream after the start event does:
+ * the gap between the two submissions is in the time too. The second
+ * is queued while the first runs, so two kernels minus one is a
+ * kernel's own time, and one minus that the gap.
+ */
+static double time_on_gpu(struct gpu *g, const struct opts *o, CUevent ev[2],
+			  int nk)
 {
 	float ms;
 
 	CHECK(cuEventRecord(ev[0], g->s));
-	launch_compute(g, g->s, o->blocks, o->iters);
+	for (int i = 0; i < nk; i++)
+		launch_compute(g, g->s, o->blocks, o->iters);
 	CHECK(cuEventRecord(ev[1], g->s));
 	CHECK(cuEventSynchronize(ev[1]));
 	CHECK(cuEventElapsedTime(&ms, ev[0], ev[1]));
 	return ms * 1e3;
+}
+
+/*
+ * Bursts before the window, in its rhythm (the last ends off_ms before
+ * --start). A dynamic policy learns a steady rhythm from three bursts
+ * and then takes lent SMs back before each burst instead of during it
+ * (DESIGN.md, Scheduling); a service runs for hours, so the window
+ * measures that steady state and these first bursts are reported apart.
+ * Their latencies go into lat (at most MAX_SAMPLES).
+ */
+static void run_warm_bursts(struct gpu *g, const struct opts *o, double *lat)
+{
+	double period = o->on_ms + o->off_ms, t, t0;
+	long n = 0;
+
+	if (!o->warm_bursts)
+		return;
+	for (int b = o->warm_bursts; b > 0; b--) {
+		t = o->start_ms - b * period;
+		sleep_until(t);
+		while ((t0 = bench_now_ms()), wall_ms() < t + o->on_ms) {
+			launch_compute(g, g->s, o->blocks, o->iters);
+			CHECK(cuStreamSynchronize(g->s));
+			if (n < MAX_SAMPLES)
+				lat[n++] = (bench_now_ms() - t0) * 1e3;
+		}
+	}
+	/* keys of their own: scripts take the first p99_us of a log */
+	printf("lc_warm bursts %d warm_kernels %ld warm_p50_us %.1f "
+	       "warm_p99_us %.1f warm_max_us %.1f\n",
+	       o->warm_bursts, n, n ? bench_quantile(lat, (int)n, 0.5) : 0,
+	       n ? bench_quantile(lat, (int)n, 0.99) : 0,
+	       n ? bench_quantile(lat, (int)n, 1.0) : 0);
 }
 
 static int run_lc(struct gpu *g, const struct opts *o)
@@ -220,10 +271,15 @@ static int run_lc(struct gpu *g, const struct opts *o)
 	double on = 0, off = 0, burst_end, mark, burst_t0;
 	double head_p99, rest_p99, us, worst, worst_at;
 	double *gpu = o->gpu_time ? malloc(MAX_SAMPLES * sizeof(double)) : NULL;
-	long n = 0, nh, k = 0, ng = 0;
+	double *gpu2 =
+		o->gpu_time ? malloc(MAX_SAMPLES * sizeof(double)) : NULL;
+	double *gpu_pos =
+		o->gpu_time ? malloc(MAX_SAMPLES * sizeof(double)) : NULL;
+	long n = 0, nh, k = 0, ng = 0, ng2 = 0;
 	CUevent ev[2];
 
-	if (!lat || !pos || !tmp || (o->gpu_time && !gpu))
+	if (!lat || !pos || !tmp ||
+	    (o->gpu_time && (!gpu || !gpu2 || !gpu_pos)))
 		return 1;
 	if (o->gpu_time) {
 		CHECK(cuEventCreate(&ev[0], CU_EVENT_DEFAULT));
@@ -234,6 +290,7 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		launch_compute(g, g->s, o->blocks, o->iters);
 		CHECK(cuStreamSynchronize(g->s));
 	}
+	run_warm_bursts(g, o, lat);
 	sleep_until(o->start_ms);
 	end = o->start_ms + o->seconds * 1e3;
 	while (wall_ms() < end) {
@@ -244,8 +301,14 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		while ((t0 = bench_now_ms()), wall_ms() < burst_end) {
 			if (o->gpu_time && ++k % o->gpu_time == 0) {
 				/* timed on the GPU: not a latency sample */
-				if (ng < MAX_SAMPLES)
-					gpu[ng++] = time_on_gpu(g, o, ev);
+				/* every other one: two kernels */
+				if ((k / o->gpu_time) % 2 &&
+				    ng2 < MAX_SAMPLES) {
+					gpu2[ng2++] = time_on_gpu(g, o, ev, 2);
+				} else if (ng < MAX_SAMPLES) {
+					gpu_pos[ng] = t0 - burst_t0;
+					gpu[ng++] = time_on_gpu(g, o, ev, 1);
+				}
 				continue;
 			}
 			launch_compute(g, g->s, o->blocks, o->iters);
@@ -277,7 +340,7 @@ static int run_lc(struct gpu *g, const struct opts *o)
 	nh = quantiles_at(lat, pos, n, 0, HEAD_MS, tmp, NULL, &head_p99);
 	quantiles_at(lat, pos, n, HEAD_MS, 1e9, tmp, NULL, &rest_p99);
 	/* before the quantiles below sort lat, which pos follows */
-	print_positions(lat, pos, n, tmp);
+	print_positions("lc_positions", lat, pos, n, tmp);
 	printf("lc kernels %ld p50_us %.1f p99_us %.1f p999_us %.1f max_us "
 	       "%.1f on_ms %.0f off_ms %.0f head_kernels %ld head_p99_us "
 	       "%.1f rest_p99_us %.1f\n",
@@ -287,13 +350,20 @@ static int run_lc(struct gpu *g, const struct opts *o)
 	       bench_quantile(lat, (int)n, 1.0), on, off, nh, head_p99,
 	       rest_p99);
 	if (o->gpu_time) {
-		printf("lc_gpu kernels %ld gpu_p50_us %.1f gpu_p99_us %.1f\n",
-		       ng, bench_quantile(gpu, (int)ng, 0.5),
-		       bench_quantile(gpu, (int)ng, 0.99));
+		print_positions("lc_gpu_positions", gpu, gpu_pos, ng, tmp);
+		double one = bench_quantile(gpu, (int)ng, 0.5);
+		double two = bench_quantile(gpu2, (int)ng2, 0.5);
+
+		printf("lc_gpu kernels %ld gpu_p50_us %.1f gpu_p99_us %.1f "
+		       "two_p50_us %.1f kernel_p50_us %.1f gap_p50_us %.1f\n",
+		       ng, one, bench_quantile(gpu, (int)ng, 0.99), two,
+		       two - one, 2 * one - two);
 		CHECK(cuEventDestroy(ev[0]));
 		CHECK(cuEventDestroy(ev[1]));
 	}
 	free(gpu);
+	free(gpu2);
+	free(gpu_pos);
 	free(lat);
 	free(pos);
 	free(tmp);
@@ -420,7 +490,7 @@ static void usage(void)
 		"N] [--streams S]\n"
 		"       [--on-ms N] [--off-ms N] [--seconds S] [--start "
 		"EPOCH_MS]"
-		"\n       [--target-ms T] [--gpu-time N]\n");
+		"\n       [--target-ms T] [--gpu-time N] [--warm-bursts N]\n");
 	exit(2);
 }
 
@@ -468,6 +538,8 @@ int main(int argc, char **argv)
 			o.target_ms = atof(v);
 		else if (!strcmp(a, "--gpu-time"))
 			o.gpu_time = atoi(v);
+		else if (!strcmp(a, "--warm-bursts"))
+			o.warm_bursts = atoi(v);
 		else
 			usage();
 		i++;
@@ -476,7 +548,7 @@ int main(int argc, char **argv)
 	    o.inflight > MAX_INFLIGHT || o.streams < 1 ||
 	    o.streams > o.inflight || o.elements < 1024 ||
 	    o.elements > (1l << 30) || o.seconds <= 0 || o.target_ms <= 0 ||
-	    o.gpu_time < 0)
+	    o.gpu_time < 0 || o.warm_bursts < 0 || o.warm_bursts > 100)
 		usage();
 	if (!o.start_ms)
 		o.start_ms = wall_ms() + 1000;

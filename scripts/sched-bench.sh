@@ -54,12 +54,16 @@
 # Their "vs stat" is against static_flood, "mps/p99" against mps_flood.
 # Knobs (environment): SECONDS_PER_RUN (12), CURVE_SECONDS (6),
 # REPEATS (4: POLICIES in turn, every other round reversed; medians), POLICIES ("static fair
-# priority"; fair_fixed and fair_memory may be added), TURNS_ONLY (0; 1: only the solo
+# priority"; fair_fixed, fair_memory and fair_compute may be added), TURNS_ONLY (0; 1: only the solo
 # window and the POLICIES in turn: a quick comparison),
 # LC_SMS (32), LC_MIN (8), COMPUTE_SMS (48), MEMORY_SMS (40), DWELL_MS
 # (20), ON_MS (100), OFF_MS (100), LC_TARGET_MS (0.05), BATCH_BLOCKS (2112),
 # LC_GPU_TIME (0; N: every Nth lc kernel is timed on the GPU by events
-# instead, its lc_gpu line in the lc logs: host or GPU, where time goes).
+# instead, its lc_gpu line in the lc logs: host or GPU, where time goes),
+# WARM_BURSTS (5: lc's bursts before each window, in its rhythm; a
+# dynamic policy needs three to learn it, and a service runs for hours,
+# so the window measures the steady state; these bursts' p99 is the
+# table's "warm p99": what a policy costs while it learns).
 # Logs: $BUILD/sched-bench (and $OUT/sched-bench.tgz under the device
 # tool).
 set -uo pipefail
@@ -95,6 +99,7 @@ LC_BLOCKS=64
 LC_TARGET_MS=${LC_TARGET_MS:-0.05}
 BATCH_BLOCKS=${BATCH_BLOCKS:-2112}
 LC_GPU_TIME=${LC_GPU_TIME:-0}
+WARM_BURSTS=${WARM_BURSTS:-5}
 MEM_MAX_ELEMENTS=$((1 << 28)) # 1 GiB per array at most
 STARTUP_MS=4000 # for the three processes to be ready before the window
 GUESS_ITERS=20000 # first guesses of the calibration
@@ -126,10 +131,14 @@ say() { printf '[%6.1fs] %s\n' "$SECONDS" "$*"; }
 die() { echo "sched-bench: $*" >&2; exit 1; }
 for pol in $POLICIES; do
 	case $pol in
-	static | fair | priority | fair_fixed | fair_memory) ;;
-	*) die "POLICIES: unknown policy '$pol' (static, fair, priority, fair_fixed, fair_memory)" ;;
+	static | fair | priority | fair_fixed | fair_memory | fair_compute) ;;
+	*) die "POLICIES: unknown policy '$pol' (static, fair, priority, fair_fixed, fair_memory, fair_compute)" ;;
 	esac
 done
+# lc's warm bursts must fit in the time before a window
+[[ "$WARM_BURSTS" =~ ^[0-9]+$ ]] &&
+	[ $((WARM_BURSTS * (ON_MS + OFF_MS))) -le $((STARTUP_MS - 1500)) ] ||
+	die "WARM_BURSTS is a count of lc's bursts that fits in $((STARTUP_MS - 1500)) ms, not '$WARM_BURSTS'"
 case $TURNS_ONLY in
 0 | 1) ;;
 *) die "TURNS_ONLY is 0 or 1, not '$TURNS_ONLY'" ;;
@@ -277,6 +286,13 @@ if s:
 	awk -F, '$1 + 0 > 0 {sum += $1; n++} END {if (n) printf "%d\n", sum / n}' \
 		"$CK_FILE"
 }
+# perf_counters TAG WHEN: the driver's performance report (its clock-event
+# reason counters: time spent in each slowdown since the driver loaded)
+# at a window's start (0) and end (1); read only
+perf_counters() {
+	[ $SIM = 1 ] && return 0
+	nvidia-smi -q -d PERFORMANCE -i 0 >"$LOG/perf.$1.$2.txt" 2>&1
+}
 now_ms() { date +%s%3N; }
 sleep_until() { # EPOCH_MS
 	local left=$(($1 - $(now_ms)))
@@ -304,7 +320,8 @@ window() {
 		case $r in
 		lc) $how lc "$MW" lc "$KDIR" --blocks $LC_BLOCKS --iters \
 			"$ITERS_LC" --on-ms $ON_MS --off-ms $OFF_MS --seconds \
-			"$secs" --start $start --gpu-time "$LC_GPU_TIME" ;;
+			"$secs" --start $start --gpu-time "$LC_GPU_TIME" \
+			--warm-bursts "$WARM_BURSTS" ;;
 		compute) $how compute "$MW" compute "$KDIR" --blocks \
 			$BATCH_BLOCKS --iters "$citers" --seconds "$secs" \
 			--inflight "${INFLIGHT:-2}" --streams "${STREAMS:-1}" \
@@ -317,10 +334,12 @@ window() {
 	sleep_until $start
 	energy_start "$tag"
 	clocks_start "$tag"
+	perf_counters "$tag" 0
 	LENT0=$( [ -n "${VGPUD_PID:-}" ] && lent_sm_s lc)
 	sleep "$secs"
 	en=$(energy_stop "$secs")
 	mhz=$(clocks_stop)
+	perf_counters "$tag" 1
 	LENT1=$( [ -n "${VGPUD_PID:-}" ] && lent_sm_s lc)
 	for r in "${pids[@]}"; do
 		timeout 120 tail --pid="$r" -f /dev/null
@@ -331,7 +350,7 @@ window() {
 		tail -n 3 "$LOG/$tag".*.log
 		FAILED=1
 	fi
-	local cj mj lp50 lp99 lk off hp99 rp99
+	local cj mj lp50 lp99 lk off hp99 rp99 wp99
 	cj=$(field "$LOG/$tag.compute.log" jobs_per_s 2>/dev/null)
 	mj=$(field "$LOG/$tag.memory.log" jobs_per_s 2>/dev/null)
 	lp50=$(field "$LOG/$tag.lc.log" p50_us 2>/dev/null)
@@ -340,7 +359,8 @@ window() {
 	off=$(field "$LOG/$tag.lc.log" off_ms 2>/dev/null)
 	hp99=$(field "$LOG/$tag.lc.log" head_p99_us 2>/dev/null)
 	rp99=$(field "$LOG/$tag.lc.log" rest_p99_us 2>/dev/null)
-	echo "$tag ${cj:--} ${mj:--} ${lp50:--} ${lp99:--} ${lk:--} ${en:--} $secs ${off:--} ${LENT0:--} ${LENT1:--} ${mhz:--} ${hp99:--} ${rp99:--}" \
+	wp99=$(field "$LOG/$tag.lc.log" warm_p99_us 2>/dev/null)
+	echo "$tag ${cj:--} ${mj:--} ${lp50:--} ${lp99:--} ${lk:--} ${en:--} $secs ${off:--} ${LENT0:--} ${LENT1:--} ${mhz:--} ${hp99:--} ${rp99:--} ${wp99:--}" \
 		>>"$LOG/rows"
 }
 
@@ -389,18 +409,20 @@ normal_limits() { set_limits "$LC_MIN" "$LC_SMS" 8 $ALL_SMS 8 $ALL_SMS; }
 # against static, with no resize at all. fair_memory: fair with the
 # compute vGPU fixed at its size (only the memory vGPU borrows, the
 # leftover included): whether what lending costs lc comes from the
-# compute vGPU's grids on lent SMs
+# compute vGPU's grids on lent SMs; fair_compute: the other way round
 set_policy() {
 	case $1 in
 	fair_fixed) set_limits "$LC_SMS" "$LC_SMS" "$COMPUTE_SMS" \
 		"$COMPUTE_SMS" "$MEMORY_SMS" "$MEMORY_SMS" ;;
 	fair_memory) set_limits "$LC_MIN" "$LC_SMS" "$COMPUTE_SMS" \
 		"$COMPUTE_SMS" 8 $ALL_SMS ;;
+	fair_compute) set_limits "$LC_MIN" "$LC_SMS" 8 $ALL_SMS \
+		"$MEMORY_SMS" "$MEMORY_SMS" ;;
 	*) normal_limits ;;
 	esac
 	case $1 in
 	static) admin policy --gpu 0 --mode static ;;
-	fair | fair_fixed | fair_memory) admin policy lc --priority normal >/dev/null &&
+	fair | fair_fixed | fair_memory | fair_compute) admin policy lc --priority normal >/dev/null &&
 		admin policy --gpu 0 --mode fair --dwell "$DWELL_MS" ;;
 	priority) admin policy lc --priority high >/dev/null &&
 		admin policy --gpu 0 --mode priority --dwell "$DWELL_MS" ;;
@@ -470,7 +492,8 @@ if [ $SIM = 0 ] && [ $TURNS_ONLY = 0 ]; then
 fi
 
 # ---- the table and the goals -----------------------------------------------------
-python3 - "$LOG/rows" "$LC_SMS" "$SIM" "$FLOOD on $FLOOD_STREAMS streams" >"$LOG/summary.txt" <<'EOF'
+python3 - "$LOG/rows" "$LC_SMS" "$SIM" "$FLOOD on $FLOOD_STREAMS streams" \
+	"$WARM_BURSTS" >"$LOG/summary.txt" <<'EOF'
 import sys
 rows, lc_sms, sim = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "1"
 flood = sys.argv[4]
@@ -483,7 +506,8 @@ for line in open(rows):
                    lent0=num(f[9]), lent1=num(f[10]),
                    mhz=num(f[11]) if len(f) > 11 else None,
                    hp99=num(f[12]) if len(f) > 12 else None,
-                   rp99=num(f[13]) if len(f) > 13 else None)
+                   rp99=num(f[13]) if len(f) > 13 else None,
+                   wp99=num(f[14]) if len(f) > 14 else None)
 # repeated windows (NAME, NAME.2, ...): NAME becomes their median, field
 # by field (lent: its SM-seconds, so lent% is the median's too); each
 # window stays in the table as NAME#i
@@ -495,7 +519,7 @@ def median(xs):
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 RAW = dict(R)  # each window, before NAME becomes the median
 # what POLICIES may name (the script checks it)
-POLS = ["static", "fair", "priority", "fair_fixed", "fair_memory"]
+POLS = ["static", "fair", "priority", "fair_fixed", "fair_memory", "fair_compute"]
 REP = {}
 for name in POLS:
     reps = [R[k] for k in [name] + sorted(k for k in R if k.startswith(name + "."))
@@ -522,11 +546,13 @@ if sim:
 st = R.get("static")
 solo = R.get("solo")
 mps = R.get("mps")
-out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s %6s %8s %8s" % (
+out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s %6s %8s %8s %8s" % (
     "config", "compute/s", "memory/s", "jobs/s", "vs stat", "lc p50us",
     "lc p99us", "p99/solo", "mps/p99", "energy J", "J/job", "lent%", "SM MHz",
-    "head p99", "rest p99"))
-out.append("(head: lc's kernels launched in a burst's first 5 ms; rest: the others)")
+    "head p99", "rest p99", "warm p99"))
+out.append("(head: lc's kernels launched in a burst's first 5 ms; rest: the others;"
+           " warm: the %s bursts before each window, while a dynamic policy"
+           " learns their rhythm)" % sys.argv[5])
 if REP:
     out.append("(%s: medians of the windows #1.. taken in turn, every other round "
                "reversed)" % ", ".join(sorted({k.split("#")[0] for k in REP})))
@@ -553,19 +579,20 @@ for name in ["solo", "timeslice", "mps"] + POLS + \
     vm = base["p99"] / r["p99"] if base and r["p99"] and base["p99"] else None
     ej = r["e"] / 1000.0 if r["e"] is not None else None
     jj = ej / jobs(r) if ej is not None and jobs(r) else None
-    out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s %6s %8s %8s" % (
+    out.append("%-12s %10s %10s %10s %8s %9s %9s %8s %8s %10s %8s %6s %6s %8s %8s %8s" % (
         name, fmt(r["c"]), fmt(r["m"]), fmt(t if name != "solo" else None),
         fmt(vs, "%.3fx"), fmt(r["p50"]), fmt(r["p99"]), fmt(ps, "%.2fx"),
         fmt(vm, "%.0fx"), fmt(ej), fmt(jj, "%.4f"),
         fmt(lent(r) if name != "solo" and not name.startswith("static") else None,
             "%.0f"), fmt(r.get("mhz"), "%.0f"), fmt(r.get("hp99")),
-        fmt(r.get("rp99"))))
+        fmt(r.get("rp99")), fmt(r.get("wp99"))))
     out.append("RESULT sched_bench config=%s compute_jobs_per_s=%s memory_jobs_per_s=%s "
                "jobs_per_s=%s lc_p50_us=%s lc_p99_us=%s lc_kernels=%s energy_j=%s "
                "j_per_job=%s" % (name, fmt(r["c"]), fmt(r["m"]), fmt(t), fmt(r["p50"]),
                                  fmt(r["p99"]), fmt(r["k"], "%.0f"), fmt(ej),
                                  fmt(jj, "%.5f")) +
-               " sm_mhz=%s" % fmt(r.get("mhz"), "%.0f"))
+               " sm_mhz=%s warm_p99_us=%s" % (fmt(r.get("mhz"), "%.0f"),
+                                               fmt(r.get("wp99"))))
 def goal(name, value, want, ok):
     out.append("RESULT goal %s %s (goal %s): %s" % (
         name, value, want, "n/a" if ok is None else ("met" if ok else "MISSED")))

@@ -48,6 +48,22 @@ else
 	tap_not_ok "priority's lent share is reported (vgpud's count)" \
 		"$(grep 'RESULT goal' "$OUT_LOG")"
 fi
+# lc's bursts before each window (WARM_BURSTS, 5) are reported apart,
+# with their own keys: the window's lc p99 is still the window's
+for c in static fair; do
+	if row "$c" | grep -Eq "warm_p99_us=[0-9.]+"; then
+		tap_ok "configuration $c reports lc's warm-up bursts apart"
+	else
+		tap_not_ok "configuration $c reports lc's warm-up bursts apart" "$(row "$c")"
+	fi
+done
+if PROGRAM_TIMEOUT=20 WARM_BURSTS=20 scripts/sched-bench.sh --sim >"$TEST_TMP/warm.out" 2>&1 ||
+	! grep -q "WARM_BURSTS is a count" "$TEST_TMP/warm.out"; then
+	tap_not_ok "more warm-up bursts than fit before a window are refused" \
+		"$(tail -2 "$TEST_TMP/warm.out")"
+else
+	tap_ok "more warm-up bursts than fit before a window are refused"
+fi
 if grep -q "SIMULATOR RUN" "$OUT_LOG"; then
 	tap_ok "the simulator run says it is one"
 else
