@@ -21,6 +21,7 @@ RT_BENCH_BINS := $(BUILD)/bench/rt_launch $(BUILD)/bench/rt_copy \
 all: $(RT_BENCH_BINS)
 
 $(RT_BENCH_BINS): $(BUILD)/bench/rt_%: bench/rt_%.cu bench/rt_common.h \
-		kernels/matmul_shared.cuh kernels/matmul_tile.cuh | check-nvcc
+		tests/runtime/rt_check.h kernels/matmul_shared.cuh \
+		kernels/matmul_tile.cuh | check-nvcc
 	@mkdir -p $(dir $@)
 	$(NVCC) -cudart shared -O2 -arch=$(CUDA_ARCH) -Ikernels -o $@ $<

@@ -9,21 +9,12 @@
 #ifndef VGPU_RT_COMMON_H
 #define VGPU_RT_COMMON_H
 
-#include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-#define CHECK(call)                                                            \
-	do {                                                                   \
-		cudaError_t e_ = (call);                                       \
-		if (e_ != cudaSuccess) {                                       \
-			fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__,      \
-				__LINE__, #call, cudaGetErrorString(e_),       \
-				cudaGetErrorName(e_));                         \
-			exit(1);                                               \
-		}                                                              \
-	} while (0)
+/* CHECK(call): the runtime tests' own (one definition) */
+#include "../tests/runtime/rt_check.h"
 
 static inline double rt_now_us(void)
 {
