@@ -29,6 +29,9 @@
  *          GPU instead, and left out of the latency samples)
  *          --warm-bursts N (lc: N bursts in the same rhythm before the
  *          window, reported apart: lc_warm)
+ *          --block-times N (lc: every Nth kernel is computeBoundTimed
+ *          instead, its blocks' start, end, cycles and SM read back:
+ *          lc_blocks; not a latency sample)
  *          --on-ms N --off-ms N --seconds S --start EPOCH_MS --target-ms T
  * The measurement runs from --start (wall clock, ms since the epoch, so
  * that the three processes measure the same window) for --seconds;
@@ -46,6 +49,8 @@
  *                                  a kernel's own time and the gap
  *                                  before the first; see time_on_gpu)
  *   lc_gpu_positions 0-1: n N p50 A p99 B ...   (the same by position)
+ *   lc_blocks kernels N start_spread_us A makespan_us B block_us C
+ *      block_mhz D blocks_per_sm_max E   (with --block-times: medians)
  *   lc_warm bursts N warm_kernels K warm_p50_us A warm_p99_us B
  *      warm_max_us M
  *                                  (the bursts before the window)
@@ -59,19 +64,21 @@
  *   calibrated iters N ms M            (or: elements N ms M)
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include "bench_common.h"
 
-#define MAX_INFLIGHT 64
-#define MAX_SAMPLES  (4 << 20)
+#define MAX_INFLIGHT	  64
+#define MAX_SAMPLES	  (4 << 20)
+#define MAX_BLOCK_SAMPLES (1 << 16)
 
 struct opts {
 	const char *role, *kdir;
 	int blocks, iters, inflight, streams, on_ms, off_ms, gpu_time;
-	int warm_bursts;
+	int warm_bursts, block_times;
 	long elements;
 	double seconds, target_ms, start_ms;
 };
@@ -80,8 +87,8 @@ struct gpu {
 	CUcontext ctx;
 	CUstream s, batch[MAX_INFLIGHT]; /* batch[0] is s */
 	int nbatch;
-	CUfunction compute, saxpy;
-	CUdeviceptr out, x, y;
+	CUfunction compute, saxpy, timed;
+	CUdeviceptr out, x, y, rec;
 	long out_elems, elements;
 };
 
@@ -126,6 +133,11 @@ static void gpu_init(struct gpu *g, const struct opts *o)
 	g->saxpy = load(o->kdir, "saxpy.cubin", "saxpy");
 	g->out_elems = (long)o->blocks * 256;
 	CHECK(cuMemAlloc(&g->out, g->out_elems * sizeof(float)));
+	if (o->block_times) {
+		g->timed = load(o->kdir, "compute_bound_timed.cubin",
+				"computeBoundTimed");
+		CHECK(cuMemAlloc(&g->rec, (size_t)o->blocks * 4 * 8));
+	}
 	g->elements = o->elements;
 	if (g->elements > 0) {
 		CHECK(cuMemAlloc(&g->x, g->elements * sizeof(float)));
@@ -230,6 +242,79 @@ static double time_on_gpu(struct gpu *g, const struct opts *o, CUevent ev[2],
 	return ms * 1e3;
 }
 
+/* Per block-timed lc kernel: what its blocks say (block_times). */
+struct block_sample {
+	double spread_us;   /* last block's start minus the first's */
+	double makespan_us; /* last block's end minus the first's start */
+	double block_us;    /* a block's own time, median */
+	double mhz;	    /* its cycles per us, median */
+	double per_sm;	    /* most blocks that ran on one SM */
+};
+
+/*
+ * One lc kernel as computeBoundTimed (the same work), its blocks' records
+ * read back: does a slower kernel start its blocks later, run them for
+ * more cycles, or at a lower clock?
+ */
+static void time_blocks(struct gpu *g, const struct opts *o,
+			struct block_sample *bs, double *tmp)
+{
+	int nb = o->blocks, most = 0;
+	unsigned long long *rec = malloc((size_t)nb * 4 * 8), t0 = ~0ull;
+	unsigned long long t1 = 0;
+	void *args[] = {&g->out, (void *)&o->iters, &g->rec};
+
+	if (!rec)
+		exit(1);
+	CHECK(cuLaunchKernel(g->timed, nb, 1, 1, 256, 1, 1, 0, g->s, args,
+			     NULL));
+	CHECK(cuStreamSynchronize(g->s));
+	CHECK(cuMemcpyDtoH(rec, g->rec, (size_t)nb * 4 * 8));
+	for (int b = 0; b < nb; b++) {
+		unsigned long long *r = rec + 4 * b;
+		int same = 0;
+
+		t0 = r[0] < t0 ? r[0] : t0;
+		t1 = r[1] > t1 ? r[1] : t1;
+		tmp[b] = (r[1] - r[0]) / 1e3;
+		for (int c = 0; c < nb; c++)
+			same += rec[4 * c + 3] == r[3];
+		most = same > most ? same : most;
+	}
+	bs->makespan_us = (t1 - t0) / 1e3;
+	bs->block_us = bench_quantile(tmp, nb, 0.5);
+	for (int b = 0; b < nb; b++) {
+		unsigned long long *r = rec + 4 * b;
+
+		tmp[b] = r[1] > r[0] ? r[2] * 1e3 / (double)(r[1] - r[0]) : 0;
+	}
+	bs->mhz = bench_quantile(tmp, nb, 0.5);
+	for (int b = 0; b < nb; b++)
+		tmp[b] = (rec[4 * b] - t0) / 1e3;
+	bs->spread_us = bench_quantile(tmp, nb, 1.0);
+	bs->per_sm = most;
+	free(rec);
+}
+
+static double sample_median(const struct block_sample *bs, long n, size_t off,
+			    double *tmp)
+{
+	for (long i = 0; i < n; i++)
+		tmp[i] = *(const double *)((const char *)&bs[i] + off);
+	return n ? bench_quantile(tmp, (int)n, 0.5) : 0;
+}
+
+/* The medians of the block samples, one line for scripts. */
+static void print_blocks(const struct block_sample *bs, long n, double *tmp)
+{
+#define MEDIAN_OF(f) sample_median(bs, n, offsetof(struct block_sample, f), tmp)
+	printf("lc_blocks kernels %ld start_spread_us %.2f makespan_us %.2f "
+	       "block_us %.2f block_mhz %.0f blocks_per_sm_max %.0f\n",
+	       n, MEDIAN_OF(spread_us), MEDIAN_OF(makespan_us),
+	       MEDIAN_OF(block_us), MEDIAN_OF(mhz), MEDIAN_OF(per_sm));
+#undef MEDIAN_OF
+}
+
 /*
  * Bursts before the window, in its rhythm (the last ends off_ms before
  * --start). A dynamic policy learns a steady rhythm from three bursts
@@ -275,11 +360,15 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		o->gpu_time ? malloc(MAX_SAMPLES * sizeof(double)) : NULL;
 	double *gpu_pos =
 		o->gpu_time ? malloc(MAX_SAMPLES * sizeof(double)) : NULL;
-	long n = 0, nh, k = 0, ng = 0, ng2 = 0;
+	struct block_sample *bsam =
+		o->block_times ? malloc(MAX_BLOCK_SAMPLES * sizeof(*bsam))
+			       : NULL;
+	long n = 0, nh, k = 0, ng = 0, ng2 = 0, kb = 0, nb = 0;
 	CUevent ev[2];
 
 	if (!lat || !pos || !tmp ||
-	    (o->gpu_time && (!gpu || !gpu2 || !gpu_pos)))
+	    (o->gpu_time && (!gpu || !gpu2 || !gpu_pos)) ||
+	    (o->block_times && !bsam))
 		return 1;
 	if (o->gpu_time) {
 		CHECK(cuEventCreate(&ev[0], CU_EVENT_DEFAULT));
@@ -299,6 +388,12 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		burst_t0 = bench_now_ms();
 		worst = worst_at = 0;
 		while ((t0 = bench_now_ms()), wall_ms() < burst_end) {
+			if (o->block_times && ++kb % o->block_times == 0) {
+				/* block-timed: not a latency sample */
+				if (nb < MAX_BLOCK_SAMPLES)
+					time_blocks(g, o, &bsam[nb++], tmp);
+				continue;
+			}
 			if (o->gpu_time && ++k % o->gpu_time == 0) {
 				/* timed on the GPU: not a latency sample */
 				/* every other one: two kernels */
@@ -361,6 +456,9 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		CHECK(cuEventDestroy(ev[0]));
 		CHECK(cuEventDestroy(ev[1]));
 	}
+	if (o->block_times)
+		print_blocks(bsam, nb, tmp);
+	free(bsam);
 	free(gpu);
 	free(gpu2);
 	free(gpu_pos);
@@ -490,7 +588,8 @@ static void usage(void)
 		"N] [--streams S]\n"
 		"       [--on-ms N] [--off-ms N] [--seconds S] [--start "
 		"EPOCH_MS]"
-		"\n       [--target-ms T] [--gpu-time N] [--warm-bursts N]\n");
+		"\n       [--target-ms T] [--gpu-time N] [--warm-bursts N]"
+		"\n       [--block-times N]\n");
 	exit(2);
 }
 
@@ -540,6 +639,8 @@ int main(int argc, char **argv)
 			o.gpu_time = atoi(v);
 		else if (!strcmp(a, "--warm-bursts"))
 			o.warm_bursts = atoi(v);
+		else if (!strcmp(a, "--block-times"))
+			o.block_times = atoi(v);
 		else
 			usage();
 		i++;
@@ -548,7 +649,8 @@ int main(int argc, char **argv)
 	    o.inflight > MAX_INFLIGHT || o.streams < 1 ||
 	    o.streams > o.inflight || o.elements < 1024 ||
 	    o.elements > (1l << 30) || o.seconds <= 0 || o.target_ms <= 0 ||
-	    o.gpu_time < 0 || o.warm_bursts < 0 || o.warm_bursts > 100)
+	    o.gpu_time < 0 || o.warm_bursts < 0 || o.warm_bursts > 100 ||
+	    o.block_times < 0)
 		usage();
 	if (!o.start_ms)
 		o.start_ms = wall_ms() + 1000;

@@ -18,6 +18,7 @@ void sim_recordSmid(const struct sim_block *blk, void **params);
 void sim_spinForever(const struct sim_block *blk, void **params);
 void sim_oobWrite(const struct sim_block *blk, void **params);
 void sim_computeBound(const struct sim_block *blk, void **params);
+void sim_computeBoundTimed(const struct sim_block *blk, void **params);
 void sim_readGlobal(const struct sim_block *blk, void **params);
 void sim_resizeSeqStep(const struct sim_block *blk, void **params);
 /* The runtime-API programs' kernels (tests/runtime, bench/rt_*.cu), in
@@ -49,6 +50,7 @@ const struct sim_kernel_desc sim_kernels[] = {
 	{"spinForever", sim_spinForever, 1, {PTR}},
 	{"oobWrite", sim_oobWrite, 2, {PTR, 8}},
 	{"computeBound", sim_computeBound, 2, {PTR, 4}},
+	{"computeBoundTimed", sim_computeBoundTimed, 3, {PTR, 4, PTR}},
 	{"readGlobal", sim_readGlobal, 1, {PTR}},
 	{"resizeSeqStep", sim_resizeSeqStep, 5, {PTR, 4, 8, PTR, PTR}},
 	/* tests/runtime/<name>.cu and bench/rt_<name>.cu */

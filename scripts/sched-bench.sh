@@ -60,6 +60,8 @@
 # (20), ON_MS (100), OFF_MS (100), LC_TARGET_MS (0.05), BATCH_BLOCKS (2112),
 # LC_GPU_TIME (0; N: every Nth lc kernel is timed on the GPU by events
 # instead, its lc_gpu line in the lc logs: host or GPU, where time goes),
+# LC_BLOCK_TIMES (0; N: every Nth lc kernel records its blocks' start,
+# end, cycles and SM instead: the lc_blocks line in the lc logs),
 # WARM_BURSTS (5: lc's bursts before each window, in its rhythm; a
 # dynamic policy needs three to learn it, and a service runs for hours,
 # so the window measures the steady state; these bursts' p99 is the
@@ -99,6 +101,7 @@ LC_BLOCKS=64
 LC_TARGET_MS=${LC_TARGET_MS:-0.05}
 BATCH_BLOCKS=${BATCH_BLOCKS:-2112}
 LC_GPU_TIME=${LC_GPU_TIME:-0}
+LC_BLOCK_TIMES=${LC_BLOCK_TIMES:-0}
 WARM_BURSTS=${WARM_BURSTS:-5}
 MEM_MAX_ELEMENTS=$((1 << 28)) # 1 GiB per array at most
 STARTUP_MS=4000 # for the three processes to be ready before the window
@@ -321,7 +324,7 @@ window() {
 		lc) $how lc "$MW" lc "$KDIR" --blocks $LC_BLOCKS --iters \
 			"$ITERS_LC" --on-ms $ON_MS --off-ms $OFF_MS --seconds \
 			"$secs" --start $start --gpu-time "$LC_GPU_TIME" \
-			--warm-bursts "$WARM_BURSTS" ;;
+			--warm-bursts "$WARM_BURSTS" --block-times "$LC_BLOCK_TIMES" ;;
 		compute) $how compute "$MW" compute "$KDIR" --blocks \
 			$BATCH_BLOCKS --iters "$citers" --seconds "$secs" \
 			--inflight "${INFLIGHT:-2}" --streams "${STREAMS:-1}" \

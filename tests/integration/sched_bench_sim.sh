@@ -15,7 +15,7 @@ need_root_and_build
 
 OUT_LOG=$TEST_TMP/sched-bench.out
 PROGRAM_TIMEOUT=240 tap_run "sched-bench --sim runs (2 rounds of static, fair, priority)" \
-	env BUILD="$BUILD" REPEATS=2 scripts/sched-bench.sh --sim
+	env BUILD="$BUILD" REPEATS=2 LC_GPU_TIME=4 LC_BLOCK_TIMES=8 scripts/sched-bench.sh --sim
 cp "$TAP_LOG" "$OUT_LOG"
 
 # row NAME: the RESULT line of one configuration
@@ -57,6 +57,15 @@ for c in static fair; do
 		tap_not_ok "configuration $c reports lc's warm-up bursts apart" "$(row "$c")"
 	fi
 done
+# lc's diagnostics (LC_GPU_TIME, LC_BLOCK_TIMES) came out in its log
+LC_LOG=$BUILD/sched-bench/static.lc.log
+if grep -Eq "^lc_gpu kernels [1-9][0-9]* .* kernel_p50_us -?[0-9.]+ gap_p50_us" "$LC_LOG" &&
+	grep -Eq "^lc_blocks kernels [1-9][0-9]* start_spread_us [0-9.]+ makespan_us [0-9.]+ block_us [0-9.]+ block_mhz [0-9]+" "$LC_LOG"; then
+	tap_ok "lc's GPU time (one and two kernels) and block records are in its log"
+else
+	tap_not_ok "lc's GPU time (one and two kernels) and block records are in its log" \
+		"$(grep -E '^lc_(gpu|blocks) ' "$LC_LOG" 2>&1)"
+fi
 if PROGRAM_TIMEOUT=20 WARM_BURSTS=20 scripts/sched-bench.sh --sim >"$TEST_TMP/warm.out" 2>&1 ||
 	! grep -q "WARM_BURSTS is a count" "$TEST_TMP/warm.out"; then
 	tap_not_ok "more warm-up bursts than fit before a window are refused" \
