@@ -49,9 +49,9 @@
  *                                  a kernel's own time and the gap
  *                                  before the first; see time_on_gpu)
  *   lc_gpu_positions 0-1: n N p50 A p99 B ...   (the same by position)
- *   lc_blocks kernels N start_spread_us A makespan_us B block_us C
+ *   lc_blocks kernels N start_spread_us A makespan_us B block_kcycles C
  *      block_mhz D blocks_per_sm_max E   (with --block-times: medians)
- *   lc_warm bursts N warm_kernels K warm_p50_us A warm_p99_us B
+ *   lc_warm bursts N late L warm_kernels K warm_p50_us A warm_p99_us B
  *      warm_max_us M
  *                                  (the bursts before the window)
  *   lc_burst start_ms T head_max_us U at_ms A   (one per burst: when it
@@ -226,7 +226,9 @@ static void print_positions(const char *label, const double *lat,
  * wait. The first kernel reaches the stream after the start event does:
  * the gap between the two submissions is in the time too. The second
  * is queued while the first runs, so two kernels minus one is a
- * kernel's own time, and one minus that the gap.
+ * kernel's own time (with the step from one kernel to the next on the
+ * stream), and one minus that the gap. lc_gpu gives these as
+ * differences of the medians of one-kernel and two-kernel samples.
  */
 static double time_on_gpu(struct gpu *g, const struct opts *o, CUevent ev[2],
 			  int nk)
@@ -246,54 +248,52 @@ static double time_on_gpu(struct gpu *g, const struct opts *o, CUevent ev[2],
 struct block_sample {
 	double spread_us;   /* last block's start minus the first's */
 	double makespan_us; /* last block's end minus the first's start */
-	double block_us;    /* a block's own time, median */
-	double mhz;	    /* its cycles per us, median */
+	double kcycles;	    /* a block's SM cycles (thousands), median */
+	double mhz;	    /* all its blocks' cycles over their time */
 	double per_sm;	    /* most blocks that ran on one SM */
 };
 
 /*
- * One lc kernel as computeBoundTimed (the same work), its blocks' records
- * read back: does a slower kernel start its blocks later, run them for
- * more cycles, or at a lower clock?
+ * One lc kernel as computeBoundTimed (computeBound's loop and geometry,
+ * plus the records: a fraction of a us more, so its times compare with
+ * each other, not with lc_gpu's), its blocks' records read back into rec
+ * (4 per block): does a slower kernel start its blocks later, run them
+ * for more cycles, or at a lower clock? A block's time is taken in
+ * cycles (exact); the global timer may tick in about 1 us steps, so the
+ * clock is all cycles over all time, not a median of quotients.
  */
 static void time_blocks(struct gpu *g, const struct opts *o,
-			struct block_sample *bs, double *tmp)
+			struct block_sample *bs, unsigned long long *rec,
+			double *tmp)
 {
-	int nb = o->blocks, most = 0;
-	unsigned long long *rec = malloc((size_t)nb * 4 * 8), t0 = ~0ull;
-	unsigned long long t1 = 0;
-	void *args[] = {&g->out, (void *)&o->iters, &g->rec};
+	int nb = o->blocks, iters = o->iters, most = 0;
+	unsigned long long t0 = ~0ull, t1 = 0, cycles = 0, ns = 0;
+	void *args[] = {&g->out, &iters, &g->rec};
 
-	if (!rec)
-		exit(1);
 	CHECK(cuLaunchKernel(g->timed, nb, 1, 1, 256, 1, 1, 0, g->s, args,
 			     NULL));
 	CHECK(cuStreamSynchronize(g->s));
-	CHECK(cuMemcpyDtoH(rec, g->rec, (size_t)nb * 4 * 8));
+	CHECK(cuMemcpyDtoH(rec, g->rec, (size_t)nb * 4 * sizeof(*rec)));
 	for (int b = 0; b < nb; b++) {
 		unsigned long long *r = rec + 4 * b;
 		int same = 0;
 
 		t0 = r[0] < t0 ? r[0] : t0;
 		t1 = r[1] > t1 ? r[1] : t1;
-		tmp[b] = (r[1] - r[0]) / 1e3;
+		cycles += r[2];
+		ns += r[1] > r[0] ? r[1] - r[0] : 0;
+		tmp[b] = r[2] / 1e3;
 		for (int c = 0; c < nb; c++)
 			same += rec[4 * c + 3] == r[3];
 		most = same > most ? same : most;
 	}
 	bs->makespan_us = (t1 - t0) / 1e3;
-	bs->block_us = bench_quantile(tmp, nb, 0.5);
-	for (int b = 0; b < nb; b++) {
-		unsigned long long *r = rec + 4 * b;
-
-		tmp[b] = r[1] > r[0] ? r[2] * 1e3 / (double)(r[1] - r[0]) : 0;
-	}
-	bs->mhz = bench_quantile(tmp, nb, 0.5);
+	bs->kcycles = bench_quantile(tmp, nb, 0.5);
+	bs->mhz = ns ? cycles * 1e3 / (double)ns : 0;
 	for (int b = 0; b < nb; b++)
 		tmp[b] = (rec[4 * b] - t0) / 1e3;
 	bs->spread_us = bench_quantile(tmp, nb, 1.0);
 	bs->per_sm = most;
-	free(rec);
 }
 
 static double sample_median(const struct block_sample *bs, long n, size_t off,
@@ -309,9 +309,9 @@ static void print_blocks(const struct block_sample *bs, long n, double *tmp)
 {
 #define MEDIAN_OF(f) sample_median(bs, n, offsetof(struct block_sample, f), tmp)
 	printf("lc_blocks kernels %ld start_spread_us %.2f makespan_us %.2f "
-	       "block_us %.2f block_mhz %.0f blocks_per_sm_max %.0f\n",
+	       "block_kcycles %.2f block_mhz %.0f blocks_per_sm_max %.0f\n",
 	       n, MEDIAN_OF(spread_us), MEDIAN_OF(makespan_us),
-	       MEDIAN_OF(block_us), MEDIAN_OF(mhz), MEDIAN_OF(per_sm));
+	       MEDIAN_OF(kcycles), MEDIAN_OF(mhz), MEDIAN_OF(per_sm));
 #undef MEDIAN_OF
 }
 
@@ -327,11 +327,14 @@ static void run_warm_bursts(struct gpu *g, const struct opts *o, double *lat)
 {
 	double period = o->on_ms + o->off_ms, t, t0;
 	long n = 0;
+	int late = 0;
 
 	if (!o->warm_bursts)
 		return;
 	for (int b = o->warm_bursts; b > 0; b--) {
 		t = o->start_ms - b * period;
+		/* started late (a slow start-up): shorter, or none at all */
+		late += wall_ms() > t + 1;
 		sleep_until(t);
 		while ((t0 = bench_now_ms()), wall_ms() < t + o->on_ms) {
 			launch_compute(g, g->s, o->blocks, o->iters);
@@ -341,9 +344,10 @@ static void run_warm_bursts(struct gpu *g, const struct opts *o, double *lat)
 		}
 	}
 	/* keys of their own: scripts take the first p99_us of a log */
-	printf("lc_warm bursts %d warm_kernels %ld warm_p50_us %.1f "
+	printf("lc_warm bursts %d late %d warm_kernels %ld warm_p50_us %.1f "
 	       "warm_p99_us %.1f warm_max_us %.1f\n",
-	       o->warm_bursts, n, n ? bench_quantile(lat, (int)n, 0.5) : 0,
+	       o->warm_bursts, late, n,
+	       n ? bench_quantile(lat, (int)n, 0.5) : 0,
 	       n ? bench_quantile(lat, (int)n, 0.99) : 0,
 	       n ? bench_quantile(lat, (int)n, 1.0) : 0);
 }
@@ -363,12 +367,15 @@ static int run_lc(struct gpu *g, const struct opts *o)
 	struct block_sample *bsam =
 		o->block_times ? malloc(MAX_BLOCK_SAMPLES * sizeof(*bsam))
 			       : NULL;
+	unsigned long long *brec =
+		o->block_times ? malloc((size_t)o->blocks * 4 * sizeof(*brec))
+			       : NULL;
 	long n = 0, nh, k = 0, ng = 0, ng2 = 0, kb = 0, nb = 0;
 	CUevent ev[2];
 
 	if (!lat || !pos || !tmp ||
 	    (o->gpu_time && (!gpu || !gpu2 || !gpu_pos)) ||
-	    (o->block_times && !bsam))
+	    (o->block_times && (!bsam || !brec)))
 		return 1;
 	if (o->gpu_time) {
 		CHECK(cuEventCreate(&ev[0], CU_EVENT_DEFAULT));
@@ -391,7 +398,8 @@ static int run_lc(struct gpu *g, const struct opts *o)
 			if (o->block_times && ++kb % o->block_times == 0) {
 				/* block-timed: not a latency sample */
 				if (nb < MAX_BLOCK_SAMPLES)
-					time_blocks(g, o, &bsam[nb++], tmp);
+					time_blocks(g, o, &bsam[nb++], brec,
+						    tmp);
 				continue;
 			}
 			if (o->gpu_time && ++k % o->gpu_time == 0) {
@@ -446,19 +454,27 @@ static int run_lc(struct gpu *g, const struct opts *o)
 	       rest_p99);
 	if (o->gpu_time) {
 		print_positions("lc_gpu_positions", gpu, gpu_pos, ng, tmp);
-		double one = bench_quantile(gpu, (int)ng, 0.5);
-		double two = bench_quantile(gpu2, (int)ng2, 0.5);
+		double one = ng ? bench_quantile(gpu, (int)ng, 0.5) : 0;
+		double two = ng2 ? bench_quantile(gpu2, (int)ng2, 0.5) : 0;
 
-		printf("lc_gpu kernels %ld gpu_p50_us %.1f gpu_p99_us %.1f "
-		       "two_p50_us %.1f kernel_p50_us %.1f gap_p50_us %.1f\n",
-		       ng, one, bench_quantile(gpu, (int)ng, 0.99), two,
-		       two - one, 2 * one - two);
+		/* without samples of both kinds, no difference to give */
+		if (ng && ng2)
+			printf("lc_gpu kernels %ld gpu_p50_us %.1f gpu_p99_us "
+			       "%.1f two_p50_us %.1f kernel_p50_us %.1f "
+			       "gap_p50_us %.1f\n",
+			       ng, one, bench_quantile(gpu, (int)ng, 0.99), two,
+			       two - one, 2 * one - two);
+		else
+			printf("lc_gpu kernels %ld gpu_p50_us - gpu_p99_us - "
+			       "two_p50_us - kernel_p50_us - gap_p50_us -\n",
+			       ng);
 		CHECK(cuEventDestroy(ev[0]));
 		CHECK(cuEventDestroy(ev[1]));
 	}
 	if (o->block_times)
 		print_blocks(bsam, nb, tmp);
 	free(bsam);
+	free(brec);
 	free(gpu);
 	free(gpu2);
 	free(gpu_pos);
@@ -652,8 +668,9 @@ int main(int argc, char **argv)
 	    o.gpu_time < 0 || o.warm_bursts < 0 || o.warm_bursts > 100 ||
 	    o.block_times < 0)
 		usage();
-	if (!o.start_ms)
-		o.start_ms = wall_ms() + 1000;
+	if (!o.start_ms) /* after the warm bursts, if any */
+		o.start_ms = wall_ms() + 1000 +
+			     o.warm_bursts * (double)(o.on_ms + o.off_ms);
 	if (strcmp(o.role, "memory") && strcmp(o.role, "calibrate-memory"))
 		o.elements = 0;
 	gpu_init(&g, &o);

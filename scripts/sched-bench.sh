@@ -139,9 +139,11 @@ for pol in $POLICIES; do
 	esac
 done
 # lc's warm bursts must fit in the time before a window
-[[ "$WARM_BURSTS" =~ ^[0-9]+$ ]] &&
+[[ "$WARM_BURSTS" =~ ^(0|[1-9][0-9]*)$ ]] &&
 	[ $((WARM_BURSTS * (ON_MS + OFF_MS))) -le $((STARTUP_MS - 1500)) ] ||
 	die "WARM_BURSTS is a count of lc's bursts that fits in $((STARTUP_MS - 1500)) ms, not '$WARM_BURSTS'"
+[[ "$LC_BLOCK_TIMES" =~ ^(0|[1-9][0-9]*)$ ]] ||
+	die "LC_BLOCK_TIMES is 0 or a kernel count N (every Nth lc kernel), not '$LC_BLOCK_TIMES'"
 case $TURNS_ONLY in
 0 | 1) ;;
 *) die "TURNS_ONLY is 0 or 1, not '$TURNS_ONLY'" ;;
@@ -160,7 +162,8 @@ if [ $SIM = 0 ]; then
 		die "nvidia-cuda-mps-control not found"
 fi
 for f in "$MW" "$BIN/vgpud" "$BIN/vgpu-admin" "$BUILD/lib/libcuda.so.1" \
-	"$KDIR/compute_bound.cubin" "$KDIR/saxpy.cubin"; do
+	"$KDIR/compute_bound.cubin" "$KDIR/saxpy.cubin" \
+	$([ "$LC_BLOCK_TIMES" = 0 ] || echo "$KDIR/compute_bound_timed.cubin"); do
 	[ -e "$f" ] || die "$f is missing (run make all)"
 done
 id vgpu >/dev/null 2>&1 ||
@@ -334,16 +337,16 @@ window() {
 		esac >"$LOG/$tag.$r.log" 2>&1 &
 		pids+=($!)
 	done
+	perf_counters "$tag" 0 # slow (a whole nvidia-smi -q): before the window
 	sleep_until $start
 	energy_start "$tag"
 	clocks_start "$tag"
-	perf_counters "$tag" 0
 	LENT0=$( [ -n "${VGPUD_PID:-}" ] && lent_sm_s lc)
 	sleep "$secs"
 	en=$(energy_stop "$secs")
 	mhz=$(clocks_stop)
-	perf_counters "$tag" 1
 	LENT1=$( [ -n "${VGPUD_PID:-}" ] && lent_sm_s lc)
+	perf_counters "$tag" 1
 	for r in "${pids[@]}"; do
 		timeout 120 tail --pid="$r" -f /dev/null
 		wait "$r" || ok=0

@@ -60,13 +60,13 @@ done
 # lc's diagnostics (LC_GPU_TIME, LC_BLOCK_TIMES) came out in its log
 LC_LOG=$BUILD/sched-bench/static.lc.log
 if grep -Eq "^lc_gpu kernels [1-9][0-9]* .* kernel_p50_us -?[0-9.]+ gap_p50_us" "$LC_LOG" &&
-	grep -Eq "^lc_blocks kernels [1-9][0-9]* start_spread_us [0-9.]+ makespan_us [0-9.]+ block_us [0-9.]+ block_mhz [0-9]+" "$LC_LOG"; then
+	grep -Eq "^lc_blocks kernels [1-9][0-9]* start_spread_us [0-9.]+ makespan_us [0-9.]+ block_kcycles [0-9.]+ block_mhz [0-9]+" "$LC_LOG"; then
 	tap_ok "lc's GPU time (one and two kernels) and block records are in its log"
 else
 	tap_not_ok "lc's GPU time (one and two kernels) and block records are in its log" \
 		"$(grep -E '^lc_(gpu|blocks) ' "$LC_LOG" 2>&1)"
 fi
-if PROGRAM_TIMEOUT=20 WARM_BURSTS=20 scripts/sched-bench.sh --sim >"$TEST_TMP/warm.out" 2>&1 ||
+if timeout 20 env BUILD="$BUILD" WARM_BURSTS=20 scripts/sched-bench.sh --sim >"$TEST_TMP/warm.out" 2>&1 ||
 	! grep -q "WARM_BURSTS is a count" "$TEST_TMP/warm.out"; then
 	tap_not_ok "more warm-up bursts than fit before a window are refused" \
 		"$(tail -2 "$TEST_TMP/warm.out")"
