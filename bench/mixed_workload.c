@@ -244,6 +244,16 @@ static double time_on_gpu(struct gpu *g, const struct opts *o, CUevent ev[2],
 	return ms * 1e3;
 }
 
+/* One lc kernel launched and waited for: its latency (us, host clock). */
+static double lc_kernel_us(struct gpu *g, const struct opts *o)
+{
+	double t0 = bench_now_ms();
+
+	launch_compute(g, g->s, o->blocks, o->iters);
+	CHECK(cuStreamSynchronize(g->s));
+	return (bench_now_ms() - t0) * 1e3;
+}
+
 /* Per block-timed lc kernel: what its blocks say (block_times). */
 struct block_sample {
 	double spread_us;   /* last block's start minus the first's */
@@ -325,7 +335,7 @@ static void print_blocks(const struct block_sample *bs, long n, double *tmp)
  */
 static void run_warm_bursts(struct gpu *g, const struct opts *o, double *lat)
 {
-	double period = o->on_ms + o->off_ms, t, t0;
+	double period = o->on_ms + o->off_ms, t, us;
 	long n = 0;
 	int late = 0;
 
@@ -336,11 +346,10 @@ static void run_warm_bursts(struct gpu *g, const struct opts *o, double *lat)
 		/* started late (a slow start-up): shorter, or none at all */
 		late += wall_ms() > t + 1;
 		sleep_until(t);
-		while ((t0 = bench_now_ms()), wall_ms() < t + o->on_ms) {
-			launch_compute(g, g->s, o->blocks, o->iters);
-			CHECK(cuStreamSynchronize(g->s));
+		while (wall_ms() < t + o->on_ms) {
+			us = lc_kernel_us(g, o);
 			if (n < MAX_SAMPLES)
-				lat[n++] = (bench_now_ms() - t0) * 1e3;
+				lat[n++] = us;
 		}
 	}
 	/* keys of their own: scripts take the first p99_us of a log */
@@ -354,7 +363,7 @@ static void run_warm_bursts(struct gpu *g, const struct opts *o, double *lat)
 
 static int run_lc(struct gpu *g, const struct opts *o)
 {
-	double *lat = malloc(MAX_SAMPLES * sizeof(double)), end, t0, t1;
+	double *lat = malloc(MAX_SAMPLES * sizeof(double)), end, t0;
 	double *pos = malloc(MAX_SAMPLES * sizeof(double));
 	double *tmp = malloc(MAX_SAMPLES * sizeof(double));
 	double on = 0, off = 0, burst_end, mark, burst_t0;
@@ -414,10 +423,7 @@ static int run_lc(struct gpu *g, const struct opts *o)
 				}
 				continue;
 			}
-			launch_compute(g, g->s, o->blocks, o->iters);
-			CHECK(cuStreamSynchronize(g->s));
-			t1 = bench_now_ms();
-			us = (t1 - t0) * 1e3;
+			us = lc_kernel_us(g, o);
 			/* full: stop taking samples (never overwrite) */
 			if (n < MAX_SAMPLES) {
 				lat[n] = us;
@@ -453,10 +459,11 @@ static int run_lc(struct gpu *g, const struct opts *o)
 	       bench_quantile(lat, (int)n, 1.0), on, off, nh, head_p99,
 	       rest_p99);
 	if (o->gpu_time) {
-		print_positions("lc_gpu_positions", gpu, gpu_pos, ng, tmp);
-		double one = ng ? bench_quantile(gpu, (int)ng, 0.5) : 0;
-		double two = ng2 ? bench_quantile(gpu2, (int)ng2, 0.5) : 0;
+		double one, two;
 
+		print_positions("lc_gpu_positions", gpu, gpu_pos, ng, tmp);
+		one = ng ? bench_quantile(gpu, (int)ng, 0.5) : 0;
+		two = ng2 ? bench_quantile(gpu2, (int)ng2, 0.5) : 0;
 		/* without samples of both kinds, no difference to give */
 		if (ng && ng2)
 			printf("lc_gpu kernels %ld gpu_p50_us %.1f gpu_p99_us "

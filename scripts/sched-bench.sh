@@ -132,11 +132,11 @@ TURNS_ONLY=${TURNS_ONLY:-0}
 
 say() { printf '[%6.1fs] %s\n' "$SECONDS" "$*"; }
 die() { echo "sched-bench: $*" >&2; exit 1; }
+# what POLICIES may name (set_policy knows each; the summary takes the list)
+KNOWN_POLICIES="static fair priority fair_fixed fair_memory fair_compute"
 for pol in $POLICIES; do
-	case $pol in
-	static | fair | priority | fair_fixed | fair_memory | fair_compute) ;;
-	*) die "POLICIES: unknown policy '$pol' (static, fair, priority, fair_fixed, fair_memory, fair_compute)" ;;
-	esac
+	[[ " $KNOWN_POLICIES " == *" $pol "* ]] ||
+		die "POLICIES: unknown policy '$pol' (${KNOWN_POLICIES// /, })"
 done
 # lc's warm bursts must fit in the time before a window
 [[ "$WARM_BURSTS" =~ ^(0|[1-9][0-9]*)$ ]] &&
@@ -499,7 +499,7 @@ fi
 
 # ---- the table and the goals -----------------------------------------------------
 python3 - "$LOG/rows" "$LC_SMS" "$SIM" "$FLOOD on $FLOOD_STREAMS streams" \
-	"$WARM_BURSTS" >"$LOG/summary.txt" <<'EOF'
+	"$WARM_BURSTS" "$KNOWN_POLICIES" >"$LOG/summary.txt" <<'EOF'
 import sys
 rows, lc_sms, sim = sys.argv[1], float(sys.argv[2]), sys.argv[3] == "1"
 flood = sys.argv[4]
@@ -524,8 +524,8 @@ def median(xs):
     n = len(xs)
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 RAW = dict(R)  # each window, before NAME becomes the median
-# what POLICIES may name (the script checks it)
-POLS = ["static", "fair", "priority", "fair_fixed", "fair_memory", "fair_compute"]
+# what POLICIES may name (the script's KNOWN_POLICIES), static first
+POLS = sys.argv[6].split()
 REP = {}
 for name in POLS:
     reps = [R[k] for k in [name] + sorted(k for k in R if k.startswith(name + "."))
