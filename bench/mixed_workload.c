@@ -50,7 +50,11 @@
  *                                  before the first; see time_on_gpu)
  *   lc_gpu_positions 0-1: n N p50 A p99 B ...   (the same by position)
  *   lc_blocks kernels N start_spread_us A makespan_us B block_kcycles C
- *      block_mhz D blocks_per_sm_max E   (with --block-times: medians)
+ *      block_mhz D blocks_per_sm_max E step_p50_us S step_mean_us T
+ *                                  (with --block-times: medians; step:
+ *                                  from a kernel's last block's end to
+ *                                  the first block's start of the next,
+ *                                  queued behind it on the stream)
  *   lc_warm bursts N late L warm_kernels K warm_p50_us A warm_p99_us B
  *      warm_max_us M
  *                                  (the bursts before the window)
@@ -136,7 +140,8 @@ static void gpu_init(struct gpu *g, const struct opts *o)
 	if (o->block_times) {
 		g->timed = load(o->kdir, "compute_bound_timed.cubin",
 				"computeBoundTimed");
-		CHECK(cuMemAlloc(&g->rec, (size_t)o->blocks * 4 * 8));
+		/* two kernels' records: a pair is timed */
+		CHECK(cuMemAlloc(&g->rec, (size_t)o->blocks * 8 * 8));
 	}
 	g->elements = o->elements;
 	if (g->elements > 0) {
@@ -261,29 +266,40 @@ struct block_sample {
 	double kcycles;	    /* a block's SM cycles (thousands), median */
 	double mhz;	    /* all its blocks' cycles over their time */
 	double per_sm;	    /* most blocks that ran on one SM */
+	double step_us;	    /* the next kernel's first start minus this
+			     * one's last end */
 };
 
 /*
- * One lc kernel as computeBoundTimed (computeBound's loop and geometry,
+ * Two lc kernels as computeBoundTimed (computeBound's loop and geometry,
  * plus the records: a fraction of a us more, so its times compare with
- * each other, not with lc_gpu's), its blocks' records read back into rec
- * (4 per block): does a slower kernel start its blocks later, run them
- * for more cycles, or at a lower clock? A block's time is taken in
- * cycles (exact); the global timer may tick in about 1 us steps, so the
- * clock is all cycles over all time, not a median of quotients.
+ * each other, not with lc_gpu's), the second queued behind the first,
+ * their blocks' records read back into rec (4 per block, the first
+ * kernel's then the second's): does a slower kernel start its blocks
+ * later, run them for more cycles, or at a lower clock, or is the time
+ * between one kernel and the next on the stream (the GPU's own step:
+ * completion, then dispatch) longer? A block's time is taken in cycles
+ * (exact); the global timer may tick in about 1 us steps, so the clock
+ * is all cycles over all time, not a median of quotients.
  */
 static void time_blocks(struct gpu *g, const struct opts *o,
 			struct block_sample *bs, unsigned long long *rec,
 			double *tmp)
 {
 	int nb = o->blocks, iters = o->iters, most = 0;
-	unsigned long long t0 = ~0ull, t1 = 0, cycles = 0, ns = 0;
+	unsigned long long t0 = ~0ull, t1 = 0, cycles = 0, ns = 0, next = ~0ull;
+	CUdeviceptr rec2 = g->rec + (size_t)nb * 4 * sizeof(*rec);
 	void *args[] = {&g->out, &iters, &g->rec};
+	void *args2[] = {&g->out, &iters, &rec2};
 
 	CHECK(cuLaunchKernel(g->timed, nb, 1, 1, 256, 1, 1, 0, g->s, args,
 			     NULL));
+	CHECK(cuLaunchKernel(g->timed, nb, 1, 1, 256, 1, 1, 0, g->s, args2,
+			     NULL));
 	CHECK(cuStreamSynchronize(g->s));
-	CHECK(cuMemcpyDtoH(rec, g->rec, (size_t)nb * 4 * sizeof(*rec)));
+	CHECK(cuMemcpyDtoH(rec, g->rec, (size_t)nb * 8 * sizeof(*rec)));
+	for (int b = 0; b < nb; b++)
+		next = rec[4 * (nb + b)] < next ? rec[4 * (nb + b)] : next;
 	for (int b = 0; b < nb; b++) {
 		unsigned long long *r = rec + 4 * b;
 		int same = 0;
@@ -304,6 +320,7 @@ static void time_blocks(struct gpu *g, const struct opts *o,
 		tmp[b] = (rec[4 * b] - t0) / 1e3;
 	bs->spread_us = bench_quantile(tmp, nb, 1.0);
 	bs->per_sm = most;
+	bs->step_us = ((double)next - (double)t1) / 1e3;
 }
 
 static double sample_median(const struct block_sample *bs, long n, size_t off,
@@ -318,10 +335,16 @@ static double sample_median(const struct block_sample *bs, long n, size_t off,
 static void print_blocks(const struct block_sample *bs, long n, double *tmp)
 {
 #define MEDIAN_OF(f) sample_median(bs, n, offsetof(struct block_sample, f), tmp)
+	double step = 0;
+
+	for (long i = 0; i < n; i++)
+		step += bs[i].step_us;
 	printf("lc_blocks kernels %ld start_spread_us %.2f makespan_us %.2f "
-	       "block_kcycles %.2f block_mhz %.0f blocks_per_sm_max %.0f\n",
+	       "block_kcycles %.2f block_mhz %.0f blocks_per_sm_max %.0f "
+	       "step_p50_us %.2f step_mean_us %.2f\n",
 	       n, MEDIAN_OF(spread_us), MEDIAN_OF(makespan_us),
-	       MEDIAN_OF(kcycles), MEDIAN_OF(mhz), MEDIAN_OF(per_sm));
+	       MEDIAN_OF(kcycles), MEDIAN_OF(mhz), MEDIAN_OF(per_sm),
+	       MEDIAN_OF(step_us), n ? step / n : 0);
 #undef MEDIAN_OF
 }
 
@@ -377,7 +400,7 @@ static int run_lc(struct gpu *g, const struct opts *o)
 		o->block_times ? malloc(MAX_BLOCK_SAMPLES * sizeof(*bsam))
 			       : NULL;
 	unsigned long long *brec =
-		o->block_times ? malloc((size_t)o->blocks * 4 * sizeof(*brec))
+		o->block_times ? malloc((size_t)o->blocks * 8 * sizeof(*brec))
 			       : NULL;
 	long n = 0, nh, k = 0, ng = 0, ng2 = 0, kb = 0, nb = 0;
 	CUevent ev[2];
