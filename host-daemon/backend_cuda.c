@@ -402,6 +402,7 @@ void cuda_slice_free(struct backend *b, struct cuda_slice *sl)
 	if (!sl)
 		return;
 	cuda_slice_free_leftovers(b, sl);
+	cuda_slice_free_spares(b, sl);
 	if (sl->marker)
 		b->cu.cuStreamDestroy_v2(sl->marker);
 	if (sl->green)
@@ -1591,9 +1592,13 @@ static CUresult cuda_prep_grow(struct backend *b, struct cuda_prep *p,
 	rc = cu->cuCtxSetCurrent(p->sl->ctx);
 	cuda_tls_slice = 0; /* not the current slice's */
 	while (rc == CUDA_SUCCESS && p->cap < cap) {
-		rc = cu->cuGreenCtxStreamCreate(&p->streams[p->cap],
-						p->sl->green,
-						CU_STREAM_NON_BLOCKING, 0);
+		/* a kept slice's own streams first (backend_cuda_cache.c) */
+		if (p->sl->spare_next < p->sl->nspare)
+			p->streams[p->cap] = p->sl->spare[p->sl->spare_next++];
+		else
+			rc = cu->cuGreenCtxStreamCreate(
+				&p->streams[p->cap], p->sl->green,
+				CU_STREAM_NON_BLOCKING, 0);
 		if (rc)
 			break;
 		/* counted at once: cuda_prep_free destroys what there is */

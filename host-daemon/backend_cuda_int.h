@@ -54,6 +54,9 @@ struct cuda_slice {
 	CUevent *fences; /* recorded on them (in this context) */
 	CUevent *passed; /* recorded behind the waits (in the next one) */
 	uint32_t nold, nfences, npassed;
+	/* kept slices: its drained streams, for the next switch to it */
+	CUstream *spare;
+	uint32_t nspare, spare_next; /* spare_next: the next one to take */
 };
 
 struct backend_stream {
@@ -191,6 +194,7 @@ void cuda_slice_free(struct backend *b, struct cuda_slice *sl);
 /* Only what the switch away from it left: its old streams, fences and
  * "passed" events (the context and marker stay). */
 void cuda_slice_free_leftovers(struct backend *b, struct cuda_slice *sl);
+void cuda_slice_free_spares(struct backend *b, struct cuda_slice *sl);
 /* The device description for b->dev and b->nsms. */
 void cuda_read_info(struct backend *b, const char *gpu_name,
 		    const uint8_t uuid[16]);

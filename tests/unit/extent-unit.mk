@@ -39,7 +39,7 @@ CUDA_MOVE_TEST := $(BUILD)/tests/unit/test_cuda_move
 
 unit-tests: $(CUDA_MOVE_TEST)
 
-$(FAKE_LIBCUDA): tests/unit/fake_libcuda.c
+$(FAKE_LIBCUDA): tests/unit/fake_libcuda.c tests/unit/fake_libcuda.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< -pthread
 
@@ -49,7 +49,7 @@ $(CUDA_MOVE_TEST): $(BUILD)/obj/tests/unit/test_cuda_move.o \
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(BACKEND_LIBS) -lcmocka -lm
 
-$(BUILD)/obj/tests/unit/test_cuda_move.o: tests/unit/test_cuda_move.c
+$(BUILD)/obj/tests/unit/test_cuda_move.o: tests/unit/test_cuda_move.c tests/unit/fake_libcuda.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Ihost-daemon $(CFLAGS) \
 		-DFAKE_LIBCUDA='"$(abspath $(FAKE_LIBCUDA))"' -c -o $@ $<

@@ -30,7 +30,9 @@
 
 #include <cuda.h>
 
-#define NDEV	 2
+#include "fake_libcuda.h"
+
+#define NDEV	 FAKE_CUDA_NDEV
 #define NSMS	 132
 #define GRAN	 (2ull << 20)
 #define DEV_MEM	 (64ull << 30)
@@ -39,6 +41,7 @@
 struct fctx {
 	int dev;
 	unsigned int sms;
+	int streams; /* live streams made in it */
 };
 
 struct fstream {
@@ -62,16 +65,6 @@ struct fmap {
 struct fres {
 	CUdeviceptr va;
 	size_t size;
-};
-
-/* What a test may read (fake_cuda_stats). */
-struct fake_cuda_stats {
-	uint64_t creates, maps, unmaps, access_calls;
-	uint64_t handles, mappings, reservations; /* live */
-	uint64_t bytes[NDEV];			  /* live physical memory */
-	uint64_t greens, greens_live;		  /* green contexts */
-	uint64_t violations;
-	char last[256];
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -302,6 +295,10 @@ CUresult CUDAAPI cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc desc,
 CUresult CUDAAPI cuGreenCtxDestroy(CUgreenCtx hCtx)
 {
 	pthread_mutex_lock(&lock);
+	if (((struct fctx *)hCtx)->streams)
+		breach(CUDA_ERROR_INVALID_CONTEXT,
+		       "green context destroyed with %d streams of it alive",
+		       ((struct fctx *)hCtx)->streams);
 	if (!st.greens_live)
 		breach(CUDA_ERROR_INVALID_CONTEXT,
 		       "green context destroyed twice");
@@ -334,6 +331,11 @@ CUresult CUDAAPI cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx g,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	s->ctx = (struct fctx *)g;
 	*phStream = (CUstream)s;
+	pthread_mutex_lock(&lock);
+	s->ctx->streams++;
+	st.streams++;
+	st.streams_live++;
+	pthread_mutex_unlock(&lock);
 	return CUDA_SUCCESS;
 }
 
@@ -802,6 +804,13 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 
 CUresult CUDAAPI cuStreamDestroy(CUstream s)
 {
+	struct fstream *fs = (struct fstream *)s;
+
+	pthread_mutex_lock(&lock);
+	if (fs->ctx) /* made by cuGreenCtxStreamCreate */
+		fs->ctx->streams--;
+	st.streams_live--;
+	pthread_mutex_unlock(&lock);
 	free(s);
 	return CUDA_SUCCESS;
 }

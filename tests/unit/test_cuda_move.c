@@ -29,6 +29,8 @@
 #include <cuda.h>
 
 #include "backend.h"
+#include "backend_cuda_int.h" /* struct backend_stream */
+#include "fake_libcuda.h"
 #include "mem_suballoc.h"
 #include "suballoc_runs.h"
 
@@ -41,15 +43,6 @@
 #define GRANULE	 (2ull << 20)
 #define QUOTA	 (24ull << 30)
 #define MAX_LIVE 512
-
-struct fake_cuda_stats {
-	uint64_t creates, maps, unmaps, access_calls;
-	uint64_t handles, mappings, reservations;
-	uint64_t bytes[2];
-	uint64_t greens, greens_live;
-	uint64_t violations;
-	char last[256];
-};
 
 static const struct backend_ops *ops = &backend_cuda_ops;
 static void (*stats)(struct fake_cuda_stats *);
@@ -233,17 +226,18 @@ static int teardown(void **state)
 	fail_map(-1);
 	unsetenv("FAKE_CUDA_PEER");
 	unsetenv("VGPU_CUDA_SLICE_CACHE");
-	/* nothing left: memory, mappings, reservations, contexts */
+	/* nothing left: memory, mappings, reservations, contexts, streams */
 	if (s.violations || s.handles || s.mappings || s.reservations ||
-	    s.greens_live)
+	    s.greens_live || s.streams_live)
 		fail_msg("after close: %llu breaches (%s), %llu handles, %llu "
-			 "mappings, %llu reservations, %llu green contexts "
-			 "left",
+			 "mappings, %llu reservations, %llu green contexts, "
+			 "%llu streams left",
 			 (unsigned long long)s.violations, s.last,
 			 (unsigned long long)s.handles,
 			 (unsigned long long)s.mappings,
 			 (unsigned long long)s.reservations,
-			 (unsigned long long)s.greens_live);
+			 (unsigned long long)s.greens_live,
+			 (unsigned long long)s.streams_live);
 	return 0;
 }
 
@@ -429,14 +423,52 @@ static void cuda_resize_drops_kept_contexts_when_short(void **state)
 	no_breach();
 }
 
+/*
+ * A switch back to a kept context hands each stream the one it had there
+ * (a vGPU that lends and takes back its groups keeps its hardware
+ * queues) and makes none; nothing else holds them meanwhile.
+ */
+static void cuda_resize_back_takes_the_streams_kept(void **state)
+{
+	struct fixture *f = *state;
+	struct backend_stream *s;
+	CUstream on23;
+	uint64_t made;
+
+	assert_int_equal(ops->stream_create(f->b, &s), 0);
+	assert_int_equal(resize_to(f, 2, 3), 1);
+	on23 = s->stream;
+	assert_int_equal(resize_to(f, 4, 5), 1);
+	assert_ptr_not_equal(s->stream, on23);
+	made = now().streams;
+	assert_int_equal(resize_to(f, 2, 3), 0);
+	assert_ptr_equal(s->stream, on23);
+	assert_int_equal(resize_to(f, 4, 5), 0);
+	assert_int_equal(resize_to(f, 2, 3), 0);
+	assert_ptr_equal(s->stream, on23);
+	assert_int_equal(now().streams, made); /* none made */
+	/* a stream made since: the kept ones do not cover it */
+	ops->stream_destroy(f->b, s);
+	assert_int_equal(ops->stream_create(f->b, &s), 0);
+	assert_int_equal(ops->stream_create(f->b, &s), 0);
+	assert_int_equal(resize_to(f, 4, 5), 0);
+	assert_int_equal(now().streams, made + 3); /* 2 made, 1 by the switch */
+	no_breach();
+}
+
+/* With the cache off every resize builds its context and its streams
+ * (one here: the default stream). */
 static void cuda_resize_without_cache_builds_each_time(void **state)
 {
 	struct fixture *f = *state;
+	uint64_t made = now().streams;
 
 	assert_int_equal(resize_to(f, 2, 3), 1);
 	assert_int_equal(resize_to(f, 4, 5), 1);
 	assert_int_equal(resize_to(f, 2, 3), 1);
 	assert_int_equal(now().greens_live, 1);
+	/* each built its marker and the default stream's */
+	assert_int_equal(now().streams - made, 3 * 2);
 	no_breach();
 }
 
@@ -493,6 +525,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			cuda_resize_drops_kept_contexts_when_short, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			cuda_resize_back_takes_the_streams_kept, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			cuda_resize_without_cache_builds_each_time,
