@@ -54,7 +54,8 @@
 # Their "vs stat" is against static_flood, "mps/p99" against mps_flood.
 # Knobs (environment): SECONDS_PER_RUN (12), CURVE_SECONDS (6),
 # REPEATS (4: POLICIES in turn, every other round reversed; medians), POLICIES ("static fair
-# priority"; fair_fixed, fair_memory and fair_compute may be added), TURNS_ONLY (0; 1: only the solo
+# priority"; fair_fixed, fair_memory, fair_compute, fair_leftover and
+# fair_groups may be added), TURNS_ONLY (0; 1: only the solo
 # window and the POLICIES in turn: a quick comparison),
 # LC_SMS (32), LC_MIN (8), COMPUTE_SMS (48), MEMORY_SMS (40), DWELL_MS
 # (20), ON_MS (100), OFF_MS (100), LC_TARGET_MS (0.05), BATCH_BLOCKS (2112),
@@ -133,7 +134,7 @@ TURNS_ONLY=${TURNS_ONLY:-0}
 say() { printf '[%6.1fs] %s\n' "$SECONDS" "$*"; }
 die() { echo "sched-bench: $*" >&2; exit 1; }
 # what POLICIES may name (set_policy knows each; the summary takes the list)
-KNOWN_POLICIES="static fair priority fair_fixed fair_memory fair_compute"
+KNOWN_POLICIES="static fair priority fair_fixed fair_memory fair_compute fair_leftover fair_groups"
 for pol in $POLICIES; do
 	[[ " $KNOWN_POLICIES " == *" $pol "* ]] ||
 		die "POLICIES: unknown policy '$pol' (${KNOWN_POLICIES// /, })"
@@ -415,7 +416,11 @@ normal_limits() { set_limits "$LC_MIN" "$LC_SMS" 8 $ALL_SMS 8 $ALL_SMS; }
 # against static, with no resize at all. fair_memory: fair with the
 # compute vGPU fixed at its size (only the memory vGPU borrows, the
 # leftover included): whether what lending costs lc comes from the
-# compute vGPU's grids on lent SMs; fair_compute: the other way round
+# compute vGPU's grids on lent SMs; fair_compute: the other way round.
+# fair_leftover: lc and memory fixed, compute may take the leftover
+# slice and nothing else (the leftover's cost alone); fair_groups: lc
+# lends, each batch vGPU may borrow one group (8 SMs) but never the
+# leftover (12 SMs: over its max): lending without the leftover
 set_policy() {
 	case $1 in
 	fair_fixed) set_limits "$LC_SMS" "$LC_SMS" "$COMPUTE_SMS" \
@@ -424,11 +429,15 @@ set_policy() {
 		"$COMPUTE_SMS" 8 $ALL_SMS ;;
 	fair_compute) set_limits "$LC_MIN" "$LC_SMS" 8 $ALL_SMS \
 		"$MEMORY_SMS" "$MEMORY_SMS" ;;
+	fair_leftover) set_limits "$LC_SMS" "$LC_SMS" "$COMPUTE_SMS" \
+		$ALL_SMS "$MEMORY_SMS" "$MEMORY_SMS" ;;
+	fair_groups) set_limits "$LC_MIN" "$LC_SMS" 8 $((COMPUTE_SMS + 8)) \
+		8 $((MEMORY_SMS + 8)) ;;
 	*) normal_limits ;;
 	esac
 	case $1 in
 	static) admin policy --gpu 0 --mode static ;;
-	fair | fair_fixed | fair_memory | fair_compute) admin policy lc --priority normal >/dev/null &&
+	fair | fair_*) admin policy lc --priority normal >/dev/null &&
 		admin policy --gpu 0 --mode fair --dwell "$DWELL_MS" ;;
 	priority) admin policy lc --priority high >/dev/null &&
 		admin policy --gpu 0 --mode priority --dwell "$DWELL_MS" ;;
