@@ -1530,7 +1530,7 @@ static uint64_t cuda_now_ns(void)
 /* What a resize makes beside the clients before it switches. */
 struct cuda_prep {
 	struct cuda_slice *sl; /* the new slice */
-	CUstream *streams;     /* a fresh stream in it per stream to move */
+	CUstream *streams;     /* a stream in it per stream to move */
 	CUevent *passed;       /* in it: recorded behind each wait */
 	CUevent *fences;       /* in the current context, made at the switch */
 	struct backend_stream **moved;
@@ -1553,8 +1553,8 @@ static uint32_t cuda_stream_count(struct backend *b)
 }
 
 /*
- * Room for n streams in p: fresh streams (cuGreenCtxStreamCreate makes
- * them in the given green context whatever is current) and "passed"
+ * Room for n streams in p: streams in the new slice (kept ones first,
+ * cuda_slice_stream) and "passed"
  * events, made with the new context current to this thread (nobody else
  * uses it yet). On return the thread has the current slice's context
  * again when restore is set. 0 or a CUresult.
@@ -1592,13 +1592,7 @@ static CUresult cuda_prep_grow(struct backend *b, struct cuda_prep *p,
 	rc = cu->cuCtxSetCurrent(p->sl->ctx);
 	cuda_tls_slice = 0; /* not the current slice's */
 	while (rc == CUDA_SUCCESS && p->cap < cap) {
-		/* a kept slice's own streams first (backend_cuda_cache.c) */
-		if (p->sl->spare_next < p->sl->nspare)
-			p->streams[p->cap] = p->sl->spare[p->sl->spare_next++];
-		else
-			rc = cu->cuGreenCtxStreamCreate(
-				&p->streams[p->cap], p->sl->green,
-				CU_STREAM_NON_BLOCKING, 0);
+		rc = cuda_slice_stream(b, p->sl, &p->streams[p->cap]);
 		if (rc)
 			break;
 		/* counted at once: cuda_prep_free destroys what there is */
@@ -1861,7 +1855,8 @@ static int cuda_resize(struct backend *b, const uint32_t *groups,
 		cuda_prep_free(b, &p);
 		return rc;
 	}
-	cuda_prep_free(b, &p); /* streams not needed after all */
+	cuda_prep_free(b, &p);		   /* streams not needed after all */
+	cuda_slice_free_spares(b, b->cur); /* and kept ones not taken */
 	cuda_info_resized(b);
 	out->sms = b->nsms;
 	out->build_ns = t1 - t0;

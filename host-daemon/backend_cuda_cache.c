@@ -18,15 +18,19 @@
  * later ones about 2 ms, and a kept one nothing. So a vGPU moved away and
  * back pays that once.
  *
- * Its drained streams are kept with it too, and the next switch to it
- * hands each stream the one it had there instead of making new ones (a
- * vGPU that lends and takes back its groups every burst would make and
- * destroy its streams, hardware queues, each time): making ready a kept
- * slice ("new context" in the worker's log) took 0.011-0.020 ms on an
- * H200 instead of 0.03-0.05 (sched-bench, fair, lc's resizes).
+ * Its drained streams are kept with it too (up to CUDA_SLICE_SPARES_MAX),
+ * and the next switch or migration to it takes them instead of making
+ * new ones (a vGPU that lends and takes back its groups every burst
+ * would make and destroy its streams, hardware queues, each time):
+ * making ready a kept slice ("new context" in the worker's log) took
+ * 0.011-0.020 ms on an H200 instead of 0.03-0.05 (sched-bench, fair,
+ * lc's resizes). While the vGPU's streams stay the same, each gets the
+ * one it had there; nothing depends on that (they are all alike). Those
+ * the switch does not take are destroyed after it.
  *
- * Each kept context costs device memory outside the vGPU's quota and
- * counts as a context of the MPS client, so there are few:
+ * Each kept context (and its streams) costs device memory outside the
+ * vGPU's quota and counts as a context of the MPS client, so there are
+ * few:
  * CUDA_SLICE_CACHE_DEFAULT, or VGPU_CUDA_SLICE_CACHE (0 to
  * CUDA_SLICE_CACHE_MAX; 0 turns the cache off). The oldest goes first.
  * Main thread only (resize and reclaim), like b->retired.
@@ -87,7 +91,17 @@ struct cuda_slice *cuda_cache_take(struct backend *b, CUdevice dev,
 	return NULL;
 }
 
-/* Destroy the spare streams no switch has taken. */
+CUresult cuda_slice_stream(struct backend *b, struct cuda_slice *sl,
+			   CUstream *out)
+{
+	if (sl->spare_next < sl->nspare) {
+		*out = sl->spare[sl->spare_next++];
+		return CUDA_SUCCESS;
+	}
+	return b->cu.cuGreenCtxStreamCreate(out, sl->green,
+					    CU_STREAM_NON_BLOCKING, 0);
+}
+
 void cuda_slice_free_spares(struct backend *b, struct cuda_slice *sl)
 {
 	while (sl->spare_next < sl->nspare)
@@ -98,8 +112,8 @@ void cuda_slice_free_spares(struct backend *b, struct cuda_slice *sl)
 }
 
 /* The old streams of drained slice sl become its spares, in the order
- * the switch listed them (the default stream first), so that a switch
- * back hands each stream the one it had. */
+ * the switch listed them (the default stream first), at most
+ * CUDA_SLICE_SPARES_MAX: the rest are destroyed. */
 static void keep_streams(struct backend *b, struct cuda_slice *sl)
 {
 	uint32_t i;
@@ -107,9 +121,14 @@ static void keep_streams(struct backend *b, struct cuda_slice *sl)
 	cuda_slice_free_spares(b, sl);
 	sl->spare = sl->old; /* moved: the leftovers are freed without it */
 	sl->old = NULL;
-	for (i = 0; i < sl->nold; i++)
-		if (sl->spare[i])
+	for (i = 0; i < sl->nold; i++) {
+		if (!sl->spare[i])
+			continue;
+		if (sl->nspare < CUDA_SLICE_SPARES_MAX)
 			sl->spare[sl->nspare++] = sl->spare[i];
+		else
+			b->cu.cuStreamDestroy_v2(sl->spare[i]);
+	}
 	sl->nold = 0;
 }
 

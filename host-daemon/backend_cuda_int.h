@@ -30,6 +30,8 @@ struct cuda_move_junk;
 /* Idle green contexts kept after a resize (backend_cuda_cache.c). */
 #define CUDA_SLICE_CACHE_DEFAULT 4
 #define CUDA_SLICE_CACHE_MAX	 16
+/* streams a kept context keeps for the next switch to it, at most */
+#define CUDA_SLICE_SPARES_MAX 16
 
 /*
  * One green context of the vGPU. A resize makes a new one current
@@ -194,7 +196,6 @@ void cuda_slice_free(struct backend *b, struct cuda_slice *sl);
 /* Only what the switch away from it left: its old streams, fences and
  * "passed" events (the context and marker stay). */
 void cuda_slice_free_leftovers(struct backend *b, struct cuda_slice *sl);
-void cuda_slice_free_spares(struct backend *b, struct cuda_slice *sl);
 /* The device description for b->dev and b->nsms. */
 void cuda_read_info(struct backend *b, const char *gpu_name,
 		    const uint8_t uuid[16]);
@@ -214,6 +215,12 @@ struct cuda_slice *cuda_cache_take(struct backend *b, CUdevice dev,
 void cuda_cache_put(struct backend *b, struct cuda_slice *sl);
 /* Destroy every kept context. */
 void cuda_cache_drop(struct backend *b);
+/* A stream in slice sl: one of the streams it kept, else a new one
+ * (cuGreenCtxStreamCreate: in sl's context whatever is current). */
+CUresult cuda_slice_stream(struct backend *b, struct cuda_slice *sl,
+			   CUstream *out);
+/* Destroy the streams sl kept that no switch has taken. */
+void cuda_slice_free_spares(struct backend *b, struct cuda_slice *sl);
 /* The slice over groups of dev: a kept one, else a new one (built again
  * without the kept ones if that fails). 0, or a CUresult with a
  * sentence in err and *out NULL. */

@@ -480,10 +480,9 @@ static void prepare_objects(struct backend *b, struct backend_move *m)
 	pthread_mutex_unlock(&b->lock);
 	if (!flags || !m->pstreams || !m->pevents)
 		goto out;
-	/* cuda.h: made in the given green context, whatever is current */
+	/* made in the given green context, whatever is current */
 	for (i = 0; i < ns; i++) {
-		if (b->cu.cuGreenCtxStreamCreate(&m->pstreams[i], m->sl->green,
-						 CU_STREAM_NON_BLOCKING, 0)) {
+		if (cuda_slice_stream(b, m->sl, &m->pstreams[i])) {
 			m->pstreams[i] = NULL;
 			break;
 		}
@@ -952,8 +951,7 @@ static CUresult commit_objects(struct backend *b, struct backend_move *m,
 			m->pstreams[i] = NULL;
 			continue;
 		}
-		rc = cu->cuGreenCtxStreamCreate(&n->streams[i], m->sl->green,
-						CU_STREAM_NON_BLOCKING, 0);
+		rc = cuda_slice_stream(b, m->sl, &n->streams[i]);
 		if (rc) {
 			n->streams[i] = NULL;
 			return rc;
@@ -1258,6 +1256,7 @@ int cuda_migrate_commit(struct backend *b, struct backend_move *m,
 		commit_junk(b, m, j);
 	pthread_mutex_unlock(&b->lock);
 	api_unlock(b);
+	cuda_slice_free_spares(b, b->cur); /* kept streams not taken */
 	out->bytes = bytes;
 	out->prepare_ns = m->prepare_ns;
 	out->prepare_slice_ns = m->slice_ns;

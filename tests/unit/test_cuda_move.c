@@ -389,17 +389,22 @@ static void cuda_resize_keeps_idle_contexts(void **state)
 }
 
 /* A vGPU moved back to a GPU it left takes the context it left there
- * (the first context a process makes on a GPU is the slow one). */
+ * (the first context a process makes on a GPU is the slow one), and the
+ * streams it had there. */
 static void cuda_move_back_takes_the_context_left_there(void **state)
 {
 	struct fixture *f = *state;
 	uint64_t g0 = now().greens;
+	CUstream on1;
 
 	alloc_one(f, 4 * GRANULE);
 	migrate(f, 1, 0); /* GPU 1, group 2: built */
+	on1 = f->b->defstream.stream;
 	migrate(f, 0, 0); /* GPU 0, group 2: built */
 	assert_int_equal(now().greens - g0, 2);
 	migrate(f, 1, 0); /* GPU 1, group 2: kept from before */
+	/* with its streams: the default stream has the one it had there */
+	assert_ptr_equal(f->b->defstream.stream, on1);
 	migrate(f, 0, 0);
 	assert_int_equal(now().greens - g0, 2);
 	while (f->n)
