@@ -279,8 +279,13 @@ struct block_sample {
  * later, run them for more cycles, or at a lower clock, or is the time
  * between one kernel and the next on the stream (the GPU's own step:
  * completion, then dispatch) longer? A block's time is taken in cycles
- * (exact); the global timer may tick in about 1 us steps, so the clock
- * is all cycles over all time, not a median of quotients.
+ * (exact); the global timer may tick in about 1 us steps (0.256 on an
+ * H200), so the clock is all cycles over all time, not a median of
+ * quotients. The step is the GPU's own only while the second launch
+ * reaches the stream before the first kernel ends (a launch takes a few
+ * us, lc's kernel about 50) and no resize of the worker falls between
+ * them (it would put the second on a new stream behind a fence; a
+ * dynamic policy resizes lc between its bursts, not in them).
  */
 static void time_blocks(struct gpu *g, const struct opts *o,
 			struct block_sample *bs, unsigned long long *rec,
