@@ -20,6 +20,8 @@
  * with CUDA_ERROR_INVALID_VALUE (or ILLEGAL_ADDRESS for a copy). Failures
  * can be injected: FAKE_CUDA_FAIL_MAP=N makes the N-th cuMemMap from then
  * on fail (fake_cuda_fail_map), FAKE_CUDA_PEER=0 denies peer access.
+ * Streams have no work of their own; fake_cuda_busy_queries(n) makes the
+ * next n cuStreamQuery calls say there is some (NOT_READY).
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -75,6 +77,7 @@ static int nres;
 static struct fake_cuda_stats st;
 static CUdeviceptr next_va = 0x7e0000000000ull;
 static long fail_map = -1; /* the cuMemMap that fails, counting down */
+static long busy_queries;  /* cuStreamQuery calls still to say busy */
 static __thread struct fctx *current;
 
 static CUresult breach(CUresult rc, const char *fmt, ...)
@@ -101,6 +104,14 @@ void fake_cuda_fail_map(long n)
 {
 	pthread_mutex_lock(&lock);
 	fail_map = n;
+	pthread_mutex_unlock(&lock);
+}
+
+/* The next n cuStreamQuery calls answer CUDA_ERROR_NOT_READY. */
+void fake_cuda_busy_queries(long n)
+{
+	pthread_mutex_lock(&lock);
+	busy_queries = n;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -827,7 +838,15 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream s)
 
 CUresult CUDAAPI cuStreamQuery(CUstream s)
 {
-	return CUDA_SUCCESS;
+	CUresult rc = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&lock);
+	if (busy_queries > 0) {
+		busy_queries--;
+		rc = CUDA_ERROR_NOT_READY;
+	}
+	pthread_mutex_unlock(&lock);
+	return rc;
 }
 
 CUresult CUDAAPI cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)

@@ -47,6 +47,7 @@
 static const struct backend_ops *ops = &backend_cuda_ops;
 static void (*stats)(struct fake_cuda_stats *);
 static void (*fail_map)(long);
+static void (*busy_queries)(long);
 static unsigned int (*access_of)(CUdeviceptr);
 
 struct fixture {
@@ -189,6 +190,7 @@ static int setup(void **state)
 	stats = (void (*)(struct fake_cuda_stats *))dlsym(dl,
 							  "fake_cuda_stats");
 	fail_map = (void (*)(long))dlsym(dl, "fake_cuda_fail_map");
+	busy_queries = (void (*)(long))dlsym(dl, "fake_cuda_busy_queries");
 	access_of =
 		(unsigned int (*)(CUdeviceptr))dlsym(dl, "fake_cuda_access");
 	memset(&cfg, 0, sizeof(cfg));
@@ -224,6 +226,7 @@ static int teardown(void **state)
 	s = now();
 	free(f);
 	fail_map(-1);
+	busy_queries(0);
 	unsetenv("FAKE_CUDA_PEER");
 	unsetenv("VGPU_CUDA_SLICE_CACHE");
 	/* nothing left: memory, mappings, reservations, contexts, streams */
@@ -461,6 +464,37 @@ static void cuda_resize_back_takes_the_streams_kept(void **state)
 	no_breach();
 }
 
+/*
+ * A switch while the old stream still has work: the new stream (a kept
+ * one) waits for its fence, the old slice is kept (with its streams)
+ * only once they drained, and a switch back takes them; nothing made,
+ * nothing breaks a rule.
+ */
+static void cuda_resize_while_busy_waits_on_kept_streams(void **state)
+{
+	struct fixture *f = *state;
+	struct backend_resize_info ri;
+	uint32_t g23[2] = {2, 3};
+	char err[256] = "";
+	uint64_t made;
+
+	assert_int_equal(resize_to(f, 2, 3), 1);
+	assert_int_equal(resize_to(f, 4, 5), 1); /* {2,3} kept */
+	made = now().streams;
+	busy_queries(1); /* the switch's look at the default stream */
+	if (ops->resize(f->b, g23, 2, &ri, err, sizeof(err)))
+		fail_msg("resize back to 2,3: %s", err);
+	assert_int_equal(ri.waits, 1);
+	busy_queries(3); /* {4,5}'s old stream drains a little later */
+	assert_int_equal(ops->resize_reclaim(f->b), CUDA_ERROR_NOT_READY);
+	while (ops->resize_reclaim(f->b) == CUDA_ERROR_NOT_READY)
+		;
+	assert_int_equal(now().streams, made);
+	assert_int_equal(resize_to(f, 4, 5), 0); /* kept, with its stream */
+	assert_int_equal(now().streams, made);
+	no_breach();
+}
+
 /* With the cache off every resize builds its context and its streams
  * (one here: the default stream). */
 static void cuda_resize_without_cache_builds_each_time(void **state)
@@ -533,6 +567,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			cuda_resize_back_takes_the_streams_kept, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			cuda_resize_while_busy_waits_on_kept_streams, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			cuda_resize_without_cache_builds_each_time,
