@@ -21,10 +21,12 @@
  * can be injected: FAKE_CUDA_FAIL_MAP=N makes the N-th cuMemMap from then
  * on fail (fake_cuda_fail_map), FAKE_CUDA_PEER=0 denies peer access.
  * Streams have no work of their own; fake_cuda_busy_queries(n) makes the
- * next n cuStreamQuery calls say there is some (NOT_READY).
+ * next n cuStreamQuery calls say there is some (NOT_READY). A stream
+ * destroyed twice, or used after it was destroyed, is a breach too.
  */
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,8 @@ struct fctx {
 
 struct fstream {
 	struct fctx *ctx;
+	bool dead; /* destroyed: kept (graveyard) to catch a later use */
+	struct fstream *next_dead;
 };
 
 struct fhandle {
@@ -76,8 +80,9 @@ static struct fres res[MAX_OBJS];
 static int nres;
 static struct fake_cuda_stats st;
 static CUdeviceptr next_va = 0x7e0000000000ull;
-static long fail_map = -1; /* the cuMemMap that fails, counting down */
-static long busy_queries;  /* cuStreamQuery calls still to say busy */
+static long fail_map = -1;	  /* the cuMemMap that fails, counting down */
+static long busy_queries;	  /* cuStreamQuery calls still to say busy */
+static struct fstream *graveyard; /* destroyed streams */
 static __thread struct fctx *current;
 
 static CUresult breach(CUresult rc, const char *fmt, ...)
@@ -649,6 +654,19 @@ static int reachable(CUdeviceptr p, size_t n, int dev)
 	return 1;
 }
 
+/* A stream given to what is not one destroyed before (NULL is fine). */
+static CUresult stream_live(const char *what, CUstream s)
+{
+	CUresult rc = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&lock);
+	if (s && ((struct fstream *)s)->dead)
+		rc = breach(CUDA_ERROR_INVALID_HANDLE, "%s: a destroyed stream",
+			    what);
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
 static CUresult device_op(const char *what, CUstream s, CUdeviceptr a,
 			  size_t an, CUdeviceptr b, size_t bn)
 {
@@ -657,6 +675,8 @@ static CUresult device_op(const char *what, CUstream s, CUdeviceptr a,
 
 	if (!fs)
 		return breach(CUDA_ERROR_INVALID_HANDLE, "%s: no stream", what);
+	if (stream_live(what, s))
+		return CUDA_ERROR_INVALID_HANDLE;
 	if (fs->ctx != current)
 		return breach(CUDA_ERROR_INVALID_CONTEXT,
 			      "%s: the stream's context is not current", what);
@@ -821,25 +841,36 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 CUresult CUDAAPI cuStreamDestroy(CUstream s)
 {
 	struct fstream *fs = (struct fstream *)s;
+	CUresult rc = CUDA_SUCCESS;
 
 	pthread_mutex_lock(&lock);
-	if (fs->ctx) /* made by cuGreenCtxStreamCreate */
+	if (!fs) {
+		rc = breach(CUDA_ERROR_INVALID_HANDLE, "cuStreamDestroy: NULL");
+	} else if (fs->dead) {
+		rc = breach(CUDA_ERROR_INVALID_HANDLE,
+			    "cuStreamDestroy: a stream destroyed twice");
+	} else {
 		fs->ctx->streams--;
-	st.streams_live--;
+		st.streams_live--;
+		fs->dead = true;
+		fs->next_dead = graveyard;
+		graveyard = fs;
+	}
 	pthread_mutex_unlock(&lock);
-	free(s);
-	return CUDA_SUCCESS;
+	return rc;
 }
 
 CUresult CUDAAPI cuStreamSynchronize(CUstream s)
 {
-	return CUDA_SUCCESS;
+	return stream_live("cuStreamSynchronize", s);
 }
 
 CUresult CUDAAPI cuStreamQuery(CUstream s)
 {
-	CUresult rc = CUDA_SUCCESS;
+	CUresult rc = stream_live("cuStreamQuery", s);
 
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&lock);
 	if (busy_queries > 0) {
 		busy_queries--;
@@ -851,7 +882,7 @@ CUresult CUDAAPI cuStreamQuery(CUstream s)
 
 CUresult CUDAAPI cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
 {
-	return CUDA_SUCCESS;
+	return stream_live("cuStreamWaitEvent", s);
 }
 
 CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int flags)
@@ -871,7 +902,7 @@ CUresult CUDAAPI cuEventDestroy(CUevent e)
 
 CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s)
 {
-	return CUDA_SUCCESS;
+	return stream_live("cuEventRecord", s);
 }
 
 CUresult CUDAAPI cuEventSynchronize(CUevent e)
