@@ -94,6 +94,9 @@ sh /vgpu/tests/run.sh $L2_TESTS"
 attempt=0
 while :; do
 	attempt=$((attempt + 1))
+	# a run that failed may have resized the vGPU: each starts at SMS
+	[ -z "$RESIZED" ] || vadmin resize "$NAME" --sms "$SMS" >/dev/null 2>&1 ||
+		echo "# L1: could not resize $NAME back to $SMS SMs for run $attempt"
 	UNPLUGGED=
 	RESIZED=
 	l2_start "$L2_RUN" "$accel" "$cmd" "$UUID"
