@@ -56,21 +56,27 @@ VGPU_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * The entry is marked as being freed before the worker frees the memory:
+ * once it has, another thread's cuMemAlloc may get the same address back
+ * before this one hears, and must be able to record it (the mark lets
+ * the add drop our entry). Meanwhile the pointer reads as freed, and a
+ * second cuMemFree of it fails. A refused free leaves it allocated.
+ */
 VGPU_API CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
 {
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_MEM_FREE};
-	struct client_alloc a;
 	struct client *c;
+	uint64_t ticket;
 	CUresult err = client_enter(&c);
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	if (!client_alloc_find(&c->allocs, dptr, &a) || a.base != dptr)
+	if (client_alloc_free_begin(&c->allocs, dptr, &ticket))
 		return CUDA_ERROR_INVALID_VALUE;
 	sqe.a[0] = dptr;
 	err = client_ring_call(&c->ring, &sqe, NULL);
-	if (err == CUDA_SUCCESS)
-		client_alloc_remove(&c->allocs, dptr);
+	client_alloc_free_end(&c->allocs, dptr, ticket, err == CUDA_SUCCESS);
 	return err;
 }
 
@@ -331,6 +337,12 @@ static CUresult copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n,
 		return CUDA_ERROR_INVALID_VALUE;
 	ddev = client_alloc_find(&c->allocs, dst, NULL);
 	sdev = client_alloc_find(&c->allocs, src, NULL);
+	/* an allocation another thread is freeing is device memory going
+	 * away, not host memory to memmove: refused, as CUDA refuses a
+	 * freed device pointer (once freed, the table no longer knows it) */
+	if ((!ddev && client_alloc_freeing(&c->allocs, dst)) ||
+	    (!sdev && client_alloc_freeing(&c->allocs, src)))
+		return CUDA_ERROR_INVALID_VALUE;
 	if (ddev && sdev)
 		return client_copy_dtod(&c->ring, s, dst, src, n, sync);
 	if (ddev)

@@ -8,7 +8,7 @@
 
 CLIENT_TESTS := test_client_data test_client_params test_client_error \
 	test_client_registry test_client_image test_client_ring \
-	test_client_api test_client_memcpy
+	test_client_api test_client_memcpy test_client_alloc_table
 CLIENT_TEST_BINS := $(CLIENT_TESTS:%=$(BUILD)/tests/unit/%)
 
 unit-tests: $(CLIENT_TEST_BINS)
