@@ -12,6 +12,16 @@
  * function runs even while another thread is blocked in a synchronize
  * that waits for it.
  *
+ * Two locks, so that the thread that runs functions never waits for the
+ * worker: order_lock puts the gate calls of a stream on the ring in the
+ * order of their numbers, and is held while a call is pushed (which may
+ * wait for room on the ring), never while its answer is awaited; lock
+ * guards only the list of pending functions, which the watching thread
+ * takes for a moment. A thread that held one lock across the answer
+ * deadlocked the process: the worker was waiting for another thread's
+ * synchronise, behind a host function that the watching thread could
+ * not take off the list (issue 16).
+ *
  * Watching is polling (gate.reached is written by the GPU): every 20 us
  * for 2 ms after the last function ran, then every 250 us, and not at all
  * while nothing is pending. Where the worker has no gates (an older
@@ -52,16 +62,20 @@ struct hostfn_stream {
 };
 
 static struct {
-	pthread_mutex_t lock; /* everything below; held across the gate call
-				 so that numbers reach the worker in order */
-	pthread_cond_t work;  /* an item was queued */
+	/* order_lock: the set-up, the streams' slots and numbers, and the
+	 * push of each gate call (numbers reach the worker in order) */
+	pthread_mutex_t order_lock;
 	int started, unsupported;
 	struct client *c;
 	struct vgpu_gate *gates; /* HOSTFN_GATES, in the data area */
 	uint64_t gates_off;
 	struct hostfn_stream streams[HOSTFN_GATES];
+	/* lock: the list of pending functions, nothing else */
+	pthread_mutex_t lock;
+	pthread_cond_t work; /* an item was queued */
 	struct hostfn_item *head, *tail;
 } hf = {
+	.order_lock = PTHREAD_MUTEX_INITIALIZER,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.work = PTHREAD_COND_INITIALIZER,
 };
@@ -72,6 +86,18 @@ static long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* Opens gate g up to seq, never backwards: items of one stream may
+ * finish or fail in another order than their numbers were given. */
+static void gate_open_to(struct vgpu_gate *g, uint64_t seq)
+{
+	uint64_t cur = __atomic_load_n(&g->open, __ATOMIC_RELAXED);
+
+	while ((int64_t)(cur - seq) < 0 &&
+	       !__atomic_compare_exchange_n(&g->open, &cur, seq, 1,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 }
 
 static void run_item(struct hostfn_item *it, CUresult status)
@@ -92,7 +118,7 @@ static struct hostfn_item *take_ready(CUresult *status)
 {
 	struct hostfn_item *it, *prev = NULL;
 
-	/* lock order: hf.lock, then the ring's (as in hostfn_enqueue) */
+	/* lock order: hf.lock, then the ring's */
 	client_ring_lock(&hf.c->ring);
 	*status = client_ring_dead(&hf.c->ring);
 	client_ring_unlock(&hf.c->ring);
@@ -140,7 +166,7 @@ static void *hostfn_main(void *arg)
 		pthread_mutex_unlock(&hf.lock);
 		run_item(it, status);
 		/* the stream may go on: the worker copies this to its word */
-		__atomic_store_n(&it->gate->open, it->seq, __ATOMIC_RELEASE);
+		gate_open_to(it->gate, it->seq);
 		free(it);
 		last_run = now_ns();
 		pthread_mutex_lock(&hf.lock);
@@ -148,7 +174,7 @@ static void *hostfn_main(void *arg)
 	return arg;
 }
 
-/* The gate block and the thread, once. Lock held. */
+/* The gate block and the thread, once. order_lock held. */
 static CUresult hostfn_setup(struct client *c)
 {
 	sigset_t all, old;
@@ -181,7 +207,7 @@ static CUresult hostfn_setup(struct client *c)
 	return CUDA_SUCCESS;
 }
 
-/* The stream's slot, or -1 when all are taken. Lock held. */
+/* The stream's slot, or -1 when all are taken. order_lock held. */
 static int stream_slot(uint32_t handle)
 {
 	int i, free_slot = -1;
@@ -207,30 +233,57 @@ static CUresult hostfn_enqueue(struct client *c, uint32_t h,
 			       struct hostfn_item *it)
 {
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_STREAM_GATE, .stream = h};
-	struct hostfn_stream *st;
+	struct client_push how = {.mode = CLIENT_SLOT_WAIT};
+	struct vgpu_cqe cqe;
+	uint32_t tag;
 	CUresult err;
 	int slot;
 
-	pthread_mutex_lock(&hf.lock);
-	err = hf.unsupported ? CUDA_ERROR_NOT_SUPPORTED : hostfn_setup(c);
+	pthread_mutex_lock(&hf.order_lock);
+	err = __atomic_load_n(&hf.unsupported, __ATOMIC_RELAXED)
+		      ? CUDA_ERROR_NOT_SUPPORTED
+		      : hostfn_setup(c);
 	if (err != CUDA_SUCCESS)
-		goto out;
+		goto unlock;
 	slot = stream_slot(h);
 	if (slot < 0) {
 		err = CUDA_ERROR_NOT_SUPPORTED;
-		goto out;
+		goto unlock;
 	}
-	st = &hf.streams[slot];
+	/* a number refused below is skipped: the worker wants them rising,
+	 * not consecutive (worker_gate.c) */
 	it->gate = &hf.gates[slot];
-	it->seq = st->seq + 1;
+	it->seq = ++hf.streams[slot].seq;
 	sqe.a[0] = hf.gates_off + (uint64_t)slot * sizeof(struct vgpu_gate);
 	sqe.a[1] = it->seq;
-	err = client_ring_call(&c->ring, &sqe, NULL);
-	if (err == CUDA_ERROR_NOT_SUPPORTED)
-		hf.unsupported = 1; /* the worker has no gates: stop asking */
+	client_ring_lock(&c->ring);
+	err = client_ring_push(&c->ring, &sqe, &how, &tag);
+	if (err == CUDA_SUCCESS)
+		client_ring_flush(&c->ring);
+	client_ring_unlock(&c->ring);
+	if (err != CUDA_SUCCESS)
+		gate_open_to(it->gate, it->seq); /* nothing waits for it */
+unlock:
+	pthread_mutex_unlock(&hf.order_lock);
 	if (err != CUDA_SUCCESS)
 		goto out;
-	st->seq = it->seq;
+
+	/* the answer may come only after another thread's synchronise,
+	 * which may wait for a function on the list: no lock of ours */
+	client_ring_lock(&c->ring);
+	err = client_ring_wait(&c->ring, tag, &cqe);
+	client_ring_unlock(&c->ring);
+	if (err == CUDA_SUCCESS)
+		err = (CUresult)cqe.status;
+	if (err != CUDA_SUCCESS) {
+		gate_open_to(it->gate, it->seq);
+		if (err == CUDA_ERROR_NOT_SUPPORTED) /* no gates: stop asking */
+			__atomic_store_n(&hf.unsupported, 1, __ATOMIC_RELAXED);
+		goto out;
+	}
+	/* the stream may have reached the gate already: the watcher sees
+	 * reached >= seq at its next look */
+	pthread_mutex_lock(&hf.lock);
 	it->next = NULL;
 	if (hf.tail)
 		hf.tail->next = it;
@@ -238,9 +291,9 @@ static CUresult hostfn_enqueue(struct client *c, uint32_t h,
 		hf.head = it;
 	hf.tail = it;
 	pthread_cond_signal(&hf.work);
+	pthread_mutex_unlock(&hf.lock);
 	it = NULL;
 out:
-	pthread_mutex_unlock(&hf.lock);
 	free(it);
 	return err;
 }
@@ -292,6 +345,8 @@ static CUresult hostfn_launch(CUstream stream, const struct hostfn_item *tmpl)
 void client_hostfn_wait_stream(uint32_t h)
 {
 	struct timespec t = {0, HOSTFN_FAST_POLL_NS};
+	struct vgpu_gate *g = NULL;
+	uint64_t seq = 0;
 	int i;
 
 	/* every copy calls this: no lock until a host function was ever
@@ -299,25 +354,25 @@ void client_hostfn_wait_stream(uint32_t h)
 	 * is not ordered before this copy anyway) */
 	if (!__atomic_load_n(&hf.started, __ATOMIC_ACQUIRE))
 		return;
-	pthread_mutex_lock(&hf.lock);
+	pthread_mutex_lock(&hf.order_lock);
 	for (i = 0; i < HOSTFN_GATES; i++)
-		if (hf.streams[i].used && hf.streams[i].handle == h)
+		if (hf.streams[i].used && hf.streams[i].handle == h) {
+			g = &hf.gates[i];
+			seq = hf.streams[i].seq;
 			break;
-	while (i < HOSTFN_GATES && hf.c &&
-	       (int64_t)(__atomic_load_n(&hf.gates[i].open, __ATOMIC_ACQUIRE) -
-			 hf.streams[i].seq) < 0) {
+		}
+	pthread_mutex_unlock(&hf.order_lock);
+	while (g && (int64_t)(__atomic_load_n(&g->open, __ATOMIC_ACQUIRE) -
+			      seq) < 0) {
 		CUresult dead;
 
-		client_ring_lock(&hf.c->ring); /* order: hf.lock, then ring */
+		client_ring_lock(&hf.c->ring);
 		dead = client_ring_dead(&hf.c->ring);
 		client_ring_unlock(&hf.c->ring);
 		if (dead != CUDA_SUCCESS)
 			break;
-		pthread_mutex_unlock(&hf.lock);
 		nanosleep(&t, NULL);
-		pthread_mutex_lock(&hf.lock);
 	}
-	pthread_mutex_unlock(&hf.lock);
 }
 
 VGPU_API CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn,

@@ -7,6 +7,8 @@ TEST_PROGRAMS := vector_add matmul streams_events device_query smid_map \
 	copy_sizes alloc_many quota long_copy fault_oob fault_spin ordering
 # allocate and free from several threads at once (issue 16)
 TEST_PROGRAMS += alloc_threads
+# host functions from several threads, stuck ones (issue 16)
+TEST_PROGRAMS += hostfn_threads
 TEST_PROGRAM_BINS := $(TEST_PROGRAMS:%=$(BUILD)/tests/programs/%)
 
 all: $(TEST_PROGRAM_BINS)
