@@ -110,6 +110,7 @@ struct worker {
 	int faulting; /* set once by the first fault */
 
 	struct worker_gate_pump *gate_pump; /* worker_gate.c; NULL: no gates */
+	struct worker_depart *depart;	    /* worker_depart.c */
 
 	/* dynamic partitioning (worker_part.h): resize, load analyzer */
 	struct worker_part *part;  /* NULL until worker_part_init */
@@ -157,6 +158,8 @@ struct worker_session {
 	 * no pinning): STREAM_GATE may write there */
 	int data_gpu_ok;
 	struct worker_gates *gates; /* worker_gate.c; NULL until first used */
+	/* the client is gone: its gates stay open (gate pump's lock) */
+	int gates_gone;
 
 	uint8_t *stage; /* library image being staged */
 	uint64_t stage_len, stage_cap;
@@ -290,6 +293,17 @@ void worker_gate_forget_stream(struct worker_session *s,
 			       struct worker_stream *st);
 /* After every stream of s is gone: free its gate table. */
 void worker_gate_session_fini(struct worker_session *s);
+/* The client is gone and will run no more host functions: open every
+ * gate of s, now and as later ones are enqueued. Any thread. */
+void worker_gate_session_gone(struct worker *w, struct worker_session *s);
+
+/* ---- worker_depart.c ------------------------------------------------ */
+
+/* The thread that watches client sockets for a hang-up. 0 or -errno. */
+int worker_depart_start(struct worker *w);
+void worker_depart_stop(struct worker *w);
+/* Watch sock (client id) until it is closed. 0 or -errno. */
+int worker_depart_watch(struct worker *w, int sock, uint32_t id);
 
 /* ---- worker_watchdog.c ---------------------------------------------- */
 
@@ -317,6 +331,8 @@ int worker_client_start(struct worker *w, int sock,
  * (closed on failure, with a log line naming what was wrong). 0/-errno */
 int worker_channel_start(struct worker *w, int fds[WORKER_CHANNEL_FDS],
 			 const struct vgpu_ctl_channel *ch);
+/* Client id hung up (worker_depart.c): open its gates, stop its thread. */
+void worker_client_departed(struct worker *w, uint32_t id);
 /* Join and free client threads that have ended. Returns clients left. */
 uint32_t worker_client_reap(struct worker *w);
 /* Stop every client (finish, free, join). */

@@ -18,6 +18,7 @@ WORKER_CORE_OBJS := $(addprefix $(WORKER_OBJ_DIR)/,worker_exec.o \
 		    mem_suballoc.o)
 WORKER_OBJS      := $(addprefix $(WORKER_OBJ_DIR)/,worker_main.o \
 		    worker_client.o worker_channel.o worker_adopt.o \
+		    worker_depart.o \
 		    worker_resize.o worker_load.o worker_freeze.o \
 		    worker_state.o worker_savepoint.o state_file.o crc32c.o) \
 		    $(WORKER_CORE_OBJS) \

@@ -455,6 +455,10 @@ static void client_serve(struct worker_client *c)
 			return;
 		}
 		while (head != tail) {
+			/* gone (worker_client_departed): what it queued
+			 * behind the call that waited is not run */
+			if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
+				return;
 			/* held by the scheduler, or frozen for a save or a
 			 * migration (worker_state.h) */
 			held = 0;
@@ -660,6 +664,10 @@ int worker_client_start(struct worker *w, int sock,
 	if (!rc)
 		rc = client_fds_create(c);
 	if (!rc) {
+		why = "the worker could not watch the client's socket";
+		rc = worker_depart_watch(w, sock, c->id);
+	}
+	if (!rc) {
 		why = "the worker could not start a thread";
 		rc = client_launch(c);
 	}
@@ -727,6 +735,11 @@ int worker_channel_start(struct worker *w, int fds[WORKER_CHANNEL_FDS],
 		rc = client_wait_setup(c);
 	if (!rc) {
 		snprintf(why, sizeof(why),
+			 "the worker could not watch the channel's socket");
+		rc = worker_depart_watch(w, c->sock, c->id);
+	}
+	if (!rc) {
+		snprintf(why, sizeof(why),
 			 "the worker could not start a thread");
 		rc = client_launch(c);
 	}
@@ -789,6 +802,35 @@ static void client_kick(struct worker_client *c)
 	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
 	n = write(c->kick_fd, &one, sizeof(one));
 	(void)n;
+}
+
+/*
+ * The client's socket hung up (worker_depart.c). Its thread may be
+ * waiting inside a call for a host function that will now never run:
+ * open its gates, so that the wait ends, and have it stop.
+ */
+void worker_client_departed(struct worker *w, uint32_t id)
+{
+	struct worker_client *c;
+
+	pthread_mutex_lock(&w->clients_lock);
+	for (c = w->clients; c; c = c->next)
+		if (c->id == id && !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
+			break;
+	if (c) {
+		/* before the session exists there is nothing to open */
+		if (__atomic_load_n(&c->serving, __ATOMIC_ACQUIRE)) {
+			if (__atomic_load_n(&c->active, __ATOMIC_ACQUIRE))
+				worker_log(w,
+					   "%s hung up inside a call: "
+					   "opening its stream gates (its "
+					   "host functions will not run)",
+					   c->label);
+			worker_gate_session_gone(w, &c->sess);
+		}
+		client_kick(c);
+	}
+	pthread_mutex_unlock(&w->clients_lock);
 }
 
 void worker_client_stop_all(struct worker *w)

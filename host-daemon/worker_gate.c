@@ -259,6 +259,8 @@ int worker_gate_exec(struct worker_session *s, struct worker_stream *st,
 	sl->open_off = off + offsetof(struct vgpu_gate, open);
 	sl->issued = seq;
 	word = &g->words[st->gate - 1];
+	if (s->gates_gone) /* nobody will run the function */
+		__atomic_store_n(word, seq, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&p->lock);
 
 	rc = w->ops->stream_write_host(
@@ -304,6 +306,24 @@ void worker_gate_forget_stream(struct worker_session *s,
 	pthread_mutex_unlock(&p->lock);
 }
 
+void worker_gate_session_gone(struct worker *w, struct worker_session *s)
+{
+	struct worker_gate_pump *p = w->gate_pump;
+	struct worker_gates *g;
+	uint32_t i;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	s->gates_gone = 1;
+	g = s->gates;
+	for (i = 0; g && i < WORKER_GATES_PER_SESSION; i++)
+		if (g->slot[i].used)
+			__atomic_store_n(&g->words[i], g->slot[i].issued,
+					 __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&p->lock);
+}
+
 void worker_gate_session_fini(struct worker_session *s)
 {
 	struct worker *w = s->w;
@@ -319,8 +339,8 @@ void worker_gate_session_fini(struct worker_session *s)
 			break;
 		}
 	}
+	s->gates = NULL; /* under the lock: worker_gate_session_gone */
 	pthread_mutex_unlock(&p->lock);
 	w->ops->host_free(w->be, g->words);
 	free(g);
-	s->gates = NULL;
 }

@@ -445,9 +445,17 @@ static int worker_bring_up(struct worker *w, char *err, size_t len)
 		if (rc)
 			worker_watchdog_stop(w);
 	}
+	if (!rc) {
+		rc = worker_depart_start(w);
+		if (rc) {
+			worker_gate_fini(w);
+			worker_watchdog_stop(w);
+		}
+	}
 	if (rc) {
 		suballoc_destroy(&w->mem);
-		snprintf(err, len, "watchdog or gates: %s", strerror(-rc));
+		snprintf(err, len, "watchdog, gates or departures: %s",
+			 strerror(-rc));
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	return CUDA_SUCCESS;
@@ -550,6 +558,7 @@ static int run_worker(int ctl)
 		worker_log(w, "exiting with clients still busy");
 		return VGPU_WORKER_EXIT_OK;
 	}
+	worker_depart_stop(w);
 	worker_watchdog_stop(w);
 	worker_gate_fini(w);
 	suballoc_destroy(&w->mem);
