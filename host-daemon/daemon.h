@@ -47,6 +47,11 @@
 #define DAEMON_MAX_CLIENTS     64  /* per vGPU, enforced by the worker */
 #define DAEMON_MAX_GROUPS      64  /* supplementary groups of workers */
 
+/* Log lines a client can cause per connection: one per cause per window,
+ * the rest counted (daemon_ratelimit.c); causes tracked apart at once */
+#define DAEMON_LOG_WINDOW_MS 1000
+#define DAEMON_LOG_CAUSES    64
+
 struct daemon_opts {
 	const char *run_dir;
 	const char *backend; /* "auto", "cuda" or "sim" */
@@ -197,6 +202,24 @@ int64_t daemon_now_ms(void);
 /* Close a connection; the loop frees it. */
 void daemon_conn_close(struct daemon *d, struct daemon_conn *c);
 struct daemon_conn *daemon_conn_new(struct daemon *d, int fd, bool admin);
+
+/* ---- daemon_ratelimit.c ---- */
+/*
+ * daemon_log for a line a client can cause at will: at most one line of
+ * a cause per DAEMON_LOG_WINDOW_MS; the others are counted and, when the
+ * window ends, the latest is logged with "(and N more like it in the
+ * last T s)". cause: a string with static storage, compared by address
+ * (usually the caller's format); lines of a cause share one budget,
+ * whoever causes them.
+ */
+void daemon_ratelimit_log(const char *cause, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Log the lines held back by windows that are over (the loop's tick). */
+void daemon_ratelimit_tick(int64_t now);
+/* When the first window with lines held back ends (ms); 0: none. */
+int64_t daemon_ratelimit_deadline(void);
+/* Log every line held back now (vgpud exits). */
+void daemon_ratelimit_flush(void);
 
 /* ---- daemon_admin.c ---- */
 void daemon_admin_accept(struct daemon *d);

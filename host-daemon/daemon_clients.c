@@ -36,8 +36,9 @@ void daemon_client_refuse(struct daemon *d, struct daemon_conn *c,
 	va_start(ap, fmt);
 	vsnprintf(r.message, sizeof(r.message), fmt, ap);
 	va_end(ap);
-	daemon_log("client pid %d (uid %d) refused: %s", (int)c->pid,
-		   (int)c->uid, r.message);
+	/* one cause per reason (its format), whoever is refused */
+	daemon_ratelimit_log(fmt, "client pid %d (uid %d) refused: %s",
+			     (int)c->pid, (int)c->uid, r.message);
 	/* never blocks; a client that does not read just loses it */
 	ctl_send_fds(c->fd, &r, sizeof(r), NULL, 0);
 	daemon_conn_close(d, c);
@@ -53,10 +54,12 @@ void daemon_client_accept(struct daemon *d)
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
+			/* EMFILE and the like come once per connection */
 			if (errno != EAGAIN && errno != EINTR &&
 			    errno != ECONNABORTED)
-				daemon_log("clients: accept: %s",
-					   strerror(errno));
+				daemon_ratelimit_log("clients: accept",
+						     "clients: accept: %s",
+						     strerror(errno));
 			return;
 		}
 		c = daemon_conn_new(d, fd, false);
@@ -234,7 +237,10 @@ void daemon_client_input(struct daemon *d, struct daemon_conn *c)
 			h.vgpu_name, strerror(-e));
 		return;
 	}
-	daemon_log("client pid %d (uid %d) -> vGPU %s (worker pid %d)",
-		   (int)c->pid, (int)c->uid, v->cfg.name, (int)v->pid);
+	/* a client of the vGPU can connect as often as it likes too */
+	daemon_ratelimit_log(
+		"client -> vGPU",
+		"client pid %d (uid %d) -> vGPU %s (worker pid %d)",
+		(int)c->pid, (int)c->uid, v->cfg.name, (int)v->pid);
 	daemon_conn_close(d, c); /* the worker has its own copy now */
 }

@@ -641,10 +641,14 @@ static int poll_timeout(struct daemon *d, int64_t now)
 {
 	int64_t next = daemon_workers_next_deadline(d);
 	int64_t mdev = daemon_mdev_next_deadline(d);
+	int64_t held = daemon_ratelimit_deadline();
 	struct daemon_conn *c;
 
 	if (mdev && (!next || mdev < next))
 		next = mdev;
+	/* lines held back are logged when their window ends, not later */
+	if (held && (!next || held < next))
+		next = held;
 	for (c = d->conns; c; c = c->next)
 		if (c->fd >= 0 && !c->parked &&
 		    (next == 0 || c->deadline < next))
@@ -741,6 +745,7 @@ static int loop_once(struct daemon *d, struct poll_set *ps, bool listen)
 	daemon_workers_timers(d, daemon_now_ms());
 	daemon_mdev_tick(d, daemon_now_ms());
 	conns_timers(d, daemon_now_ms());
+	daemon_ratelimit_tick(daemon_now_ms()); /* after this turn's lines */
 	conns_sweep(d);
 	if (d->state_dirty && !d->stopping)
 		daemon_state_save(d);
@@ -934,6 +939,7 @@ int main(int argc, char **argv)
 		}
 	}
 	shutdown_workers(d, &ps);
+	daemon_ratelimit_flush();
 	daemon_log("stopped");
 out:
 	daemon_mdev_fini(d);
