@@ -43,9 +43,25 @@
 #define DAEMON_DOMAIN_STABLE_MS	     10000
 #define DAEMON_DOMAIN_BACKOFF_MAX_MS 30000
 
-#define DAEMON_MAX_HELLO_CONNS 128 /* clients waiting to say hello */
-#define DAEMON_MAX_CLIENTS     64  /* per vGPU, enforced by the worker */
-#define DAEMON_MAX_GROUPS      64  /* supplementary groups of workers */
+/*
+ * Client connections waiting for their hello (accepted, nothing read yet;
+ * a hello parked for a swap-in no longer waits). Any local user may
+ * connect (issue 16), so one user (SO_PEERCRED uid; root is a user like
+ * any other here) may have PER_USER of them: a newer one closes its
+ * oldest. A real client says hello as it connects and vgpud reads it as
+ * it accepts, so 16 is far more than a user's programs need, even
+ * started all at once. All users together may have MAX_HELLO_CONNS
+ * (MAX / PER_USER = 16 users at their limit): past it the oldest
+ * connection of the user with the most is closed. The newcomer is never
+ * the one refused, so silent connections cannot lock out the clients
+ * after them, and one user's flood never another user's. Each is a
+ * descriptor for up to DAEMON_HELLO_TIMEOUT_MS: 256 stay well inside the
+ * usual 1024. docs/DESIGN.md, "Processes and sockets".
+ */
+#define DAEMON_MAX_HELLO_PER_USER 16
+#define DAEMON_MAX_HELLO_CONNS	  256
+#define DAEMON_MAX_CLIENTS	  64 /* per vGPU, enforced by the worker */
+#define DAEMON_MAX_GROUPS	  64 /* supplementary groups of workers */
 
 /* Log lines a client can cause per connection: one per cause per window,
  * the rest counted (daemon_ratelimit.c); causes tracked apart at once */
@@ -179,8 +195,8 @@ struct daemon {
 	struct mps mps;
 	struct daemon_vgpu *vgpus; /* in creation order */
 	struct daemon_conn *conns;
-	unsigned nhello; /* client conns waiting for a hello */
-	bool stopping;	 /* SIGTERM/SIGINT seen */
+	/* SIGTERM/SIGINT seen */
+	bool stopping;
 	gid_t worker_groups[DAEMON_MAX_GROUPS]; /* supplementary groups */
 	int nworker_groups;
 	/* VGPU_WORKER_WRAPPER words, NULL-terminated */

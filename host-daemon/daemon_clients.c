@@ -7,7 +7,9 @@
  * Clients are untrusted. Every connection is non-blocking and has a
  * deadline; one that says nothing, says too little or too much, or
  * speaks another protocol gets an answer and is closed, without holding
- * up the loop.
+ * up the loop. Any local user may connect, so what one user's
+ * connections may take is bounded per user (DAEMON_MAX_HELLO_PER_USER),
+ * and what they make vgpud log is rate-limited (daemon_ratelimit.c).
  */
 #include <errno.h>
 #include <grp.h>
@@ -44,12 +46,93 @@ void daemon_client_refuse(struct daemon *d, struct daemon_conn *c,
 	daemon_conn_close(d, c);
 }
 
+/* Whether c is a client connection that has not said hello yet. */
+static bool waits_hello(const struct daemon_conn *c)
+{
+	return c->fd >= 0 && !c->admin && !c->parked;
+}
+
+/* Connections waiting for a hello: all of them, and *mine of uid, the
+ * oldest of which is *oldest. */
+static unsigned hello_waiting(struct daemon *d, uid_t uid, unsigned *mine,
+			      struct daemon_conn **oldest)
+{
+	struct daemon_conn *c;
+	unsigned n = 0;
+
+	*mine = 0;
+	*oldest = NULL;
+	for (c = d->conns; c; c = c->next) {
+		if (!waits_hello(c))
+			continue;
+		n++;
+		if (c->uid != uid)
+			continue;
+		(*mine)++;
+		if (!*oldest || c->deadline <= (*oldest)->deadline)
+			*oldest = c; /* the list is newest first */
+	}
+	return n;
+}
+
+/*
+ * More than DAEMON_MAX_HELLO_CONNS wait: refuse the oldest connection of
+ * the user with the most of them (of equals, the one waiting longest).
+ * That user holds at least as many as anyone, so whoever fills the table
+ * loses its own connections, never another user's newcomer.
+ */
+static void hello_make_room(struct daemon *d)
+{
+	struct {
+		uid_t uid;
+		unsigned n;
+		struct daemon_conn *oldest;
+	} users[DAEMON_MAX_HELLO_CONNS + 1], *u, *most = NULL;
+	unsigned nusers = 0, i, total = 0;
+	struct daemon_conn *c;
+
+	for (c = d->conns; c; c = c->next) {
+		if (!waits_hello(c))
+			continue;
+		total++;
+		for (i = 0; i < nusers && users[i].uid != c->uid; i++)
+			;
+		if (i == nusers) {
+			if (nusers == DAEMON_MAX_HELLO_CONNS + 1)
+				continue; /* cannot be: the bound keeps it */
+			users[nusers].uid = c->uid;
+			users[nusers].n = 0;
+			users[nusers].oldest = c;
+			nusers++;
+		}
+		u = &users[i];
+		u->n++;
+		if (c->deadline <= u->oldest->deadline)
+			u->oldest = c; /* the list is newest first */
+	}
+	for (i = 0; i < nusers; i++) {
+		u = &users[i];
+		if (!most || u->n > most->n ||
+		    (u->n == most->n &&
+		     u->oldest->deadline < most->oldest->deadline))
+			most = u;
+	}
+	if (!most)
+		return;
+	daemon_client_refuse(d, most->oldest, VGPU_HELLO_RESOURCES,
+			     "vgpud has %u connections waiting for a hello "
+			     "and uid %d has the most of them (%u): its "
+			     "oldest, this one, is closed to make room",
+			     total, (int)most->uid, most->n);
+}
+
 void daemon_client_accept(struct daemon *d)
 {
 	int i;
 
 	for (i = 0; i < 64; i++) {
-		struct daemon_conn *c;
+		struct daemon_conn *c, *oldest;
+		unsigned total, mine;
 		int fd = accept4(d->client_fd, NULL, NULL,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -67,12 +150,25 @@ void daemon_client_accept(struct daemon *d)
 			close(fd);
 			continue;
 		}
-		if (d->nhello > DAEMON_MAX_HELLO_CONNS)
+		/* a real client sends its hello as it connects: served now,
+		 * it never waits, however many of its user's start at once */
+		daemon_client_input(d, c);
+		if (!waits_hello(c))
+			continue;
+		/* over a bound, the oldest connection of whoever holds too
+		 * many is closed, never the newcomer: connections left silent
+		 * cannot lock out the clients that come after them, not even
+		 * their own user's (until their deadline, they would) */
+		total = hello_waiting(d, c->uid, &mine, &oldest);
+		if (mine > DAEMON_MAX_HELLO_PER_USER)
 			daemon_client_refuse(
-				d, c, VGPU_HELLO_RESOURCES,
-				"vgpud has %d connections waiting for a "
-				"hello; try again shortly",
-				DAEMON_MAX_HELLO_CONNS);
+				d, oldest, VGPU_HELLO_RESOURCES,
+				"uid %d has more than %d connections that "
+				"have not said hello to vgpud: its oldest, "
+				"this one, is closed to make room",
+				(int)c->uid, DAEMON_MAX_HELLO_PER_USER);
+		else if (total > DAEMON_MAX_HELLO_CONNS)
+			hello_make_room(d);
 	}
 }
 

@@ -126,8 +126,6 @@ struct daemon_conn *daemon_conn_new(struct daemon *d, int fd, bool admin)
 					       : DAEMON_HELLO_TIMEOUT_MS);
 	c->next = d->conns;
 	d->conns = c;
-	if (!admin)
-		d->nhello++;
 	return c;
 }
 
@@ -137,8 +135,6 @@ void daemon_conn_close(struct daemon *d, struct daemon_conn *c)
 		return;
 	close(c->fd);
 	c->fd = -1;
-	if (!c->admin)
-		d->nhello--;
 }
 
 /* Free the connections that were closed during this loop iteration. */
