@@ -3,7 +3,8 @@
 # (driven by tests/integration/hostile_*.sh).
 
 HOSTILE_BINS := $(BUILD)/tests/hostile/hostile_hello \
-	$(BUILD)/tests/hostile/hostile_ring $(BUILD)/tests/hostile/hostile_admin
+	$(BUILD)/tests/hostile/hostile_ring $(BUILD)/tests/hostile/hostile_admin \
+	$(BUILD)/tests/hostile/hostile_flood
 
 all: $(HOSTILE_BINS)
 

@@ -17,6 +17,8 @@
  *   unknown-name     a name nobody created      -> NO_SUCH_VGPU
  *   permission       a valid hello (run it as another user) -> PERMISSION
  *   ok               a valid hello              -> OK with 3 descriptors
+ *   late MS          connect, wait MS, then a valid hello -> OK (a client
+ *                    that waits its turn is served during a flood)
  *   silent SECONDS   connect, say nothing, hold the connection
  */
 #include <stdio.h>
@@ -166,6 +168,10 @@ int main(int argc, char **argv)
 		hostile_send(fd, &h, sizeof(h));
 		rc = expect(fd, VGPU_HELLO_PERMISSION, -1, 0);
 	} else if (!strcmp(attack, "ok")) {
+		hostile_send(fd, &h, sizeof(h));
+		rc = expect(fd, VGPU_HELLO_OK, -1, 0);
+	} else if (!strcmp(attack, "late")) {
+		usleep((argc > 4 ? atoi(argv[4]) : 500) * 1000);
 		hostile_send(fd, &h, sizeof(h));
 		rc = expect(fd, VGPU_HELLO_OK, -1, 0);
 	} else if (!strcmp(attack, "silent")) {
