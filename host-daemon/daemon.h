@@ -29,6 +29,10 @@
 #define DAEMON_ADMIN_TIMEOUT_MS 2000
 #define DAEMON_READY_TIMEOUT_MS 30000
 #define DAEMON_READY_WRAPPED_MS 120000 /* under VGPU_WORKER_WRAPPER */
+/* a running worker silent this long is replaced (daemon_liveness.c); its
+ * stats come every second */
+#define DAEMON_WORKER_SILENT_MS		3000
+#define DAEMON_WORKER_SILENT_WRAPPED_MS 60000 /* valgrind is slow */
 
 /* SHUTDOWN -> SIGKILL (ms): on destroy, on a domain restart, on exit */
 #define DAEMON_DESTROY_KILL_MS 5000
@@ -117,6 +121,7 @@ enum daemon_stop {
 	DAEMON_STOP_DOMAIN,	  /* its fault domain restarts */
 	DAEMON_STOP_START_FAILED, /* READY said no, or never came */
 	DAEMON_STOP_EXIT,	  /* vgpud exits */
+	DAEMON_STOP_LIVENESS,	  /* it stopped serving (daemon_liveness.c) */
 };
 
 /* One vGPU and its worker. */
@@ -139,6 +144,7 @@ struct daemon_vgpu {
 	uint32_t start_failures; /* in a row */
 	char start_error[VGPU_MESSAGE_MAX];
 	struct vgpu_ctl_stats stats; /* the latest */
+	int64_t stats_ms; /* when they came (0: not watched; liveness) */
 	struct daemon_conn *create_waiter;
 	struct daemon_conn *destroy_waiter;
 	uint32_t consumer_kind; /* enum vgpu_admin_consumer */
@@ -203,6 +209,7 @@ struct daemon {
 	char **wrapper;
 	char *wrapper_buf;	  /* the words' storage */
 	int ready_timeout_ms;	  /* DAEMON_READY_(WRAPPED_)TIMEOUT_MS */
+	int silent_ms;		  /* DAEMON_WORKER_SILENT_(WRAPPED_)MS */
 	struct daemon_mdev *mdev; /* the VM path; NULL when off */
 	struct daemon_mdev_retry *mdev_retry; /* reopening /dev/vgpu-ctl
 						(daemon_mdev.c); NULL: never */
@@ -346,6 +353,16 @@ void daemon_vgpu_ctl_path(struct daemon *d, struct daemon_vgpu *v);
 void daemon_vgpu_gone(struct daemon *d, struct daemon_vgpu *v);
 /* Signal v's worker (through its pidfd when adopted). */
 void daemon_vgpu_kill(struct daemon_vgpu *v, int sig);
+
+/* ---- daemon_liveness.c ---------------------------------------------- */
+
+/* Stats came from v's worker. */
+void daemon_liveness_stats(struct daemon_vgpu *v);
+/* Replace the workers that stopped serving. */
+void daemon_liveness_check(struct daemon *d, int64_t now);
+/* When v's check is next due (ms), or 0. */
+int64_t daemon_liveness_deadline(const struct daemon *d,
+				 const struct daemon_vgpu *v);
 /* "shared" / "exclusive" */
 const char *daemon_isolation_name(uint32_t isolation);
 void daemon_workers_reap(struct daemon *d);

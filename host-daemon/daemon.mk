@@ -12,7 +12,7 @@ VGPUD_OBJS := $(addprefix $(DAEMON_OBJ_DIR)/,vgpud_main.o daemon_admin.o \
 	daemon_mdev.o daemon_mdev_inst.o daemon_mdev_chan.o \
 	daemon_mdev_avail.o mdev_uuid.o \
 	daemon_resize.o daemon_load.o plan_resize.o nvml_sym.o \
-	plan_move.o daemon_state_ops.o daemon_ratelimit.o)
+	plan_move.o daemon_state_ops.o daemon_ratelimit.o daemon_liveness.o)
 VGPU_ADMIN_OBJS := $(addprefix $(DAEMON_OBJ_DIR)/,admin_main.o admin_mdev.o \
 	plan.o mdev_uuid.o admin_dyn.o admin_state.o)
 DAEMON_OBJS := $(sort $(VGPUD_OBJS) $(VGPU_ADMIN_OBJS))

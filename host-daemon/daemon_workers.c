@@ -56,10 +56,12 @@ int daemon_workers_init(struct daemon *d, char *err, size_t errlen)
 	size_t n = 0, max;
 
 	d->ready_timeout_ms = DAEMON_READY_TIMEOUT_MS;
+	d->silent_ms = DAEMON_WORKER_SILENT_MS;
 	if (!w || !*w)
 		return 0;
 	/* valgrind and friends start slowly */
 	d->ready_timeout_ms = DAEMON_READY_WRAPPED_MS;
+	d->silent_ms = DAEMON_WORKER_SILENT_WRAPPED_MS;
 	d->wrapper_buf = strdup(w);
 	max = strlen(w) / 2 + 2;
 	d->wrapper = calloc(max, sizeof(*d->wrapper));
@@ -950,6 +952,7 @@ void daemon_worker_input(struct daemon *d, struct daemon_vgpu *v)
 			if (len != sizeof(msg.stats))
 				break;
 			v->stats = msg.stats;
+			daemon_liveness_stats(v);
 			continue;
 		case VGPU_CTL_RESIZED:
 			if (len != sizeof(msg.resized))
@@ -1060,6 +1063,16 @@ static void worker_exited(struct daemon *d, struct daemon_vgpu *v, int st)
 		domain_check(d, gpu);
 		return;
 	}
+	if (v->stop == DAEMON_STOP_LIVENESS) {
+		/* no GPU fault: only it comes back, at once */
+		daemon_log(
+			"vGPU %s: worker pid %d %s (it had stopped serving); "
+			"restarting it",
+			v->cfg.name, (int)pid, how);
+		v->state = VGPU_ADMIN_STATE_RESTARTING;
+		v->retry_at = daemon_now_ms();
+		return;
+	}
 	if (v->stop == DAEMON_STOP_DOMAIN) {
 		daemon_log("vGPU %s: worker pid %d %s (domain restart)",
 			   v->cfg.name, (int)pid, how);
@@ -1155,6 +1168,7 @@ void daemon_workers_timers(struct daemon *d, int64_t now)
 	daemon_resize_timers(d, now);
 	daemon_state_timers(d, now);
 	daemon_sched_timers(d, now);
+	daemon_liveness_check(d, now);
 
 	for (v = d->vgpus; v; v = next) {
 		next = v->next;
@@ -1204,6 +1218,7 @@ int64_t daemon_workers_next_deadline(struct daemon *d)
 			CONSIDER(v->ready_deadline);
 			CONSIDER(daemon_resize_deadline(v));
 			CONSIDER(daemon_state_deadline(v));
+			CONSIDER(daemon_liveness_deadline(d, v));
 		} else {
 			CONSIDER(v->retry_at);
 		}

@@ -53,6 +53,9 @@
 #define WORKER_SPIN_NS		50000ull /* spin before sleeping */
 #define WORKER_CQ_FULL_SLEEP_MS 1  /* poll interval while the CQ is full */
 #define WORKER_STOP_JOIN_S	10 /* how long shutdown waits per client */
+/* a departed client's thread still busy this long after its gates were
+ * opened is stuck for good: reported in the stats (daemon_liveness.c) */
+#define WORKER_DEPART_STUCK_NS 2000000000ull
 
 enum { EV_SUBMIT = 1, EV_SOCK = 2, EV_KICK = 3 };
 
@@ -73,13 +76,14 @@ struct worker_client {
 	struct ring_layout lay; /* private copy: never re-read from hdr */
 
 	pthread_t thread;
-	int stop;	   /* set by the main thread: finish and leave */
-	int serving;	   /* session set up: stats may read it */
-	int active;	   /* has work in hand: a hold waits for it (atomic;
-			      worker_sched.h) */
-	int done;	   /* the thread has finished and freed the session */
-	bool swap_failing; /* swapped out past vgpud's bound: its queued
-			      calls fail (client thread only) */
+	int stop;    /* set by the main thread: finish and leave */
+	int serving; /* session set up: stats may read it */
+	int active;  /* has work in hand: a hold waits for it (atomic;
+			worker_sched.h) */
+	int done;    /* the thread has finished and freed the session */
+	uint64_t departed_ns; /* when its socket hung up (atomic; 0: not) */
+	bool swap_failing;    /* swapped out past vgpud's bound: its queued
+				 calls fail (client thread only) */
 
 	struct worker_session sess;
 };
@@ -818,6 +822,8 @@ void worker_client_departed(struct worker *w, uint32_t id)
 		if (c->id == id && !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE))
 			break;
 	if (c) {
+		__atomic_store_n(&c->departed_ns, worker_now_ns(),
+				 __ATOMIC_RELEASE);
 		/* before the session exists there is nothing to open */
 		if (__atomic_load_n(&c->serving, __ATOMIC_ACQUIRE)) {
 			if (__atomic_load_n(&c->active, __ATOMIC_ACQUIRE))
@@ -886,6 +892,7 @@ void worker_client_mark_dead(struct worker *w, int32_t status)
 void worker_client_stats(struct worker *w, struct vgpu_ctl_stats *st)
 {
 	struct worker_client *c;
+	uint64_t now = worker_now_ns(), gone;
 
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&w->clients_lock);
@@ -893,6 +900,15 @@ void worker_client_stats(struct worker *w, struct vgpu_ctl_stats *st)
 	st->kernels = w->gone_kernels;
 	st->bytes_copied = w->gone_bytes;
 	for (c = w->clients; c; c = c->next) {
+		gone = __atomic_load_n(&c->departed_ns, __ATOMIC_ACQUIRE);
+		if (gone && now - gone > WORKER_DEPART_STUCK_NS &&
+		    !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+			st->stuck_clients++;
+			worker_log(w,
+				   "%s: its thread is still in a call %.1f s "
+				   "after the client left",
+				   c->label, (now - gone) / 1e9);
+		}
 		if (!__atomic_load_n(&c->serving, __ATOMIC_ACQUIRE))
 			continue;
 		st->kernels +=

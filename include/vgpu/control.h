@@ -155,7 +155,10 @@ struct vgpu_ctl_channel {
 /* VGPU_CTL_STATS */
 struct vgpu_ctl_stats {
 	uint32_t clients;
-	uint32_t reserved;
+	/* clients whose thread is still inside a call more than
+	 * WORKER_DEPART_STUCK_NS after they left: vgpud replaces the worker
+	 * (daemon_liveness.c) */
+	uint32_t stuck_clients;
 	uint64_t memory_used;	/* bytes allocated by clients */
 	uint64_t memory_mapped; /* physical bytes mapped (granules) */
 	uint64_t kernels;	/* launches since start */

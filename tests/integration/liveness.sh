@@ -1,0 +1,86 @@
+#!/bin/bash
+# shellcheck disable=SC2119,SC2317 # optional title; helpers called indirectly
+# SPDX-License-Identifier: MIT
+# Liveness (issue 16): a worker wedged on purpose (SIGSTOP: it serves
+# nothing and sends no stats) is replaced within 5 s, with a log line
+# saying why; only it restarts, not its fault domain; its client gets a
+# CUDA error; its memory comes back from its last save point; a bystander
+# vGPU of the same domain runs throughout and keeps its worker.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+vgpu_test_start
+tap_run "create w (save points every 1 s)" \
+	vadmin create w --sms 8 --memory 128M --save-interval 1
+tap_run "create by (bystander, same domain)" \
+	vadmin create by --sms 8 --memory 64M
+
+worker_pid() { vadmin show "$1" | sed -n 's/.*(worker pid \([0-9]*\)).*/\1/p'; }
+
+mkdir -p "$TEST_TMP/dw"
+client_bg "$TEST_TMP/w.out" w "$(prog state_pattern)" hold "$TEST_TMP/dw" 8
+hold=$BG_PID
+wait_for 60 "w's state_pattern to be ready" test -e "$TEST_TMP/dw/ready" ||
+	true
+sleep 2.5 # a save point after the patterns were written
+old=$(worker_pid w)
+by_old=$(worker_pid by)
+if [ -n "$old" ] && [ -n "$by_old" ]; then
+	tap_ok "w's worker is pid $old, by's is $by_old"
+else
+	tap_not_ok "the workers' pids are shown" "w '$old', by '$by_old'"
+	tap_done
+fi
+
+kill -STOP "$old"
+t0=$(date +%s%N)
+tap_run "while w's worker is wedged: the bystander runs" \
+	client by "$(prog vector_add)" 65536
+replaced()
+{
+	local p
+	p=$(worker_pid w)
+	[ -n "$p" ] && [ "$p" != "$old" ] &&
+		[ "$(vgpu_field w STATE)" = running ]
+}
+if wait_for 30 "w to have a new worker" replaced; then
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	if [ "$ms" -le 5000 ]; then
+		tap_ok "the wedged worker is replaced within 5 s ($ms ms)"
+	else
+		tap_not_ok "the wedged worker is replaced within 5 s" \
+			"it took $ms ms"
+	fi
+else
+	tap_not_ok "the wedged worker is replaced"
+	tail -n 20 "$VGPUD_LOG" | tap_diag
+fi
+kill -CONT "$old" 2>/dev/null || true
+grep "vGPU w" "$VGPUD_LOG" | tail -n 6 | tap_diag
+tap_expect "vgpud's log says why" 0 \
+	"vGPU w: worker pid $old sent no statistics for [0-9]+ ms: it stopped serving; replacing it" \
+	cat "$VGPUD_LOG"
+if [ "$(worker_pid by)" = "$by_old" ]; then
+	tap_ok "only w restarted: by keeps its worker (pid $by_old)"
+else
+	tap_not_ok "only w restarted: by keeps its worker" \
+		"by's worker is now '$(worker_pid by)'"
+fi
+
+rc=0
+touch "$TEST_TMP/dw/go"
+wait_pid "$hold" 60 || rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]; then
+	tap_ok "w's client got an error for its work (status $rc)"
+else
+	tap_not_ok "w's client got an error for its work" "status $rc"
+fi
+tail -n 1 "$TEST_TMP/w.out" | tap_diag
+read -r a_w _ _ n_w <"$TEST_TMP/dw/ptrs"
+tap_expect "w's memory is back from its save point: read through the old pointer" \
+	0 "bytes at $a_w intact" client w "$(prog state_pattern)" read \
+	"$a_w" "$n_w"
+tap_run "a new client runs on w" client w "$(prog vector_add)" 65536
+tap_run "by still runs" client by "$(prog vector_add)" 65536
+tap_vgpud_alive
+tap_vgpud_stops
+tap_done
