@@ -14,6 +14,11 @@
  *       "hostfn_threads: stuck" and then blocks in the call named (a
  *       stream synchronise, a cuMemFree of memory the stream used, a
  *       context synchronise) until it is killed.
+ *   hostfn_threads chaos [THREADS]
+ *       for the randomized kill test: threads allocate, copy, launch,
+ *       queue host functions (some sleep a little) and callbacks,
+ *       synchronise and free at random, until killed. Prints
+ *       "hostfn_threads: chaos" once every thread has done a round.
  *   hostfn_threads slow SECONDS
  *       one thread's host function sleeps SECONDS; meanwhile another
  *       thread's stream runs kernels and synchronises, correctly. Prints
@@ -22,6 +27,7 @@
  *       waits there; other clients and vGPUs do not wait.)
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "prog.h"
@@ -194,6 +200,71 @@ static int stuck(const char *how)
 	return 1;
 }
 
+static int chaos_started;
+
+static void CUDA_CB nap(void *arg)
+{
+	usleep((useconds_t)(uintptr_t)arg);
+}
+
+static void *chaos_thread(void *arg)
+{
+	struct thr *t = arg;
+	unsigned long long seed = 0x9e3779b97f4a7c15ull * (t->idx + 1);
+	CUdeviceptr held[8] = {0};
+	static unsigned char buf[1 << 16];
+	unsigned int r;
+	int i, first = 1;
+
+	CHECK(cuCtxSetCurrent(ctx));
+	for (;;) {
+		r = prog_rand(&seed);
+		i = r % 8;
+		if (!held[i]) {
+			CHECK(cuMemAlloc(&held[i], 4096 + (r >> 8) % (1 << 20)));
+			CHECK(cuMemcpyHtoDAsync(held[i], buf, sizeof(buf) / 4,
+						t->s));
+		}
+		launch(t, r);
+		CHECK(cuLaunchHostFunc(t->s, nap,
+				       (void *)(uintptr_t)((r >> 4) % 2000)));
+		CHECK(cuStreamAddCallback(t->s, count_cb, t, 0));
+		if (r % 3 == 0)
+			CHECK(cuStreamSynchronize(t->s));
+		if (r % 5 == 0) {
+			CHECK(cuStreamSynchronize(t->s));
+			CHECK(cuMemFree(held[i]));
+			held[i] = 0;
+		}
+		if (first) {
+			first = 0;
+			__atomic_add_fetch(&chaos_started, 1, __ATOMIC_ACQ_REL);
+		}
+	}
+	return NULL;
+}
+
+static int chaos(int nthr)
+{
+	struct thr t[MAX_THR];
+	pthread_t tid;
+	int i;
+
+	for (i = 0; i < nthr; i++)
+		thr_init(&t[i], i, 1);
+	CHECK(cuCtxSynchronize());
+	for (i = 0; i < nthr; i++)
+		if (pthread_create(&tid, NULL, chaos_thread, &t[i]))
+			return 1;
+	while (__atomic_load_n(&chaos_started, __ATOMIC_ACQUIRE) < nthr)
+		usleep(1000);
+	printf("hostfn_threads: chaos\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+	return 0;
+}
+
 static double sleep_secs;
 
 static void CUDA_CB sleeper(void *arg)
@@ -271,11 +342,21 @@ int main(int argc, char **argv)
 		rc = run(nthr, iters);
 	} else if (!strcmp(mode, "stuck") && argc > 2) {
 		rc = stuck(argv[2]);
+	} else if (!strcmp(mode, "chaos")) {
+		int nthr = argc > 2 ? atoi(argv[2]) : 4;
+
+		if (nthr < 1 || nthr > MAX_THR) {
+			fprintf(stderr, "hostfn_threads: chaos 1..%d threads\n",
+				MAX_THR);
+			return 2;
+		}
+		rc = chaos(nthr);
 	} else if (!strcmp(mode, "slow") && argc > 2) {
 		rc = slow(atof(argv[2]));
 	} else {
 		fprintf(stderr, "usage: hostfn_threads run [THREADS] [ITERS] | "
-				"stuck sync|free|ctxsync | slow SECONDS\n");
+				"stuck sync|free|ctxsync | chaos [THREADS] | "
+				"slow SECONDS\n");
 		return 2;
 	}
 	CHECK(cuLibraryUnload(lib));
