@@ -130,6 +130,45 @@ if [ $BENCH_ONLY = 0 ]; then
 		"$BUILD/tests/runtime/vector_add_rt"
 	stop_vgpud
 
+	say "== host functions from threads, clients killed while the worker"
+	say "   waits for their host functions (issue 16)"
+	start_vgpud
+	admin create hf --sms 16 --memory 4G >/dev/null
+	run_prog hf hostfn_threads "$PROGS/hostfn_threads" run 8 300
+	run_prog hf alloc_threads "$PROGS/alloc_threads"
+	nclients() { vfield hf clients 2>/dev/null; }
+	for how in sync free ctxsync; do
+		on hf "$PROGS/hostfn_threads" stuck $how \
+			>"$LOG/stuck.$how.log" 2>&1 &
+		victim=$!
+		for _ in $(seq 300); do
+			grep -q stuck "$LOG/stuck.$how.log" && break
+			sleep 0.1
+		done
+		sleep 0.5 # the worker waits in the stream now
+		# the cuda backend's calls for a new client (pinned data area)
+		# must not wait behind the stuck stream
+		run_prog hf "new_client_while_stuck_in_$how" "$PROGS/vector_add"
+		t0=$(date +%s%N)
+		kill -KILL $victim
+		wait $victim 2>/dev/null
+		for _ in $(seq 100); do
+			[ "$(nclients)" = 0 ] && break
+			sleep 0.05
+		done
+		n=$(nclients)
+		if on hf "$PROGS/vector_add" >"$LOG/after_stuck.$how.log" 2>&1 &&
+			[ "$n" = 0 ]; then
+			ms=$((($(date +%s%N) - t0) / 1000000))
+			[ $ms -le 5000 ] &&
+				ok "stuck in $how, killed: client gone, a new one ran within 5 s ($ms ms)" ||
+				bad "stuck in $how, killed: a new client ran only after $ms ms"
+		else
+			bad "stuck in $how, killed: clients $n, new client: $(tail -1 "$LOG/after_stuck.$how.log")"
+		fi
+	done
+	stop_vgpud
+
 	say "== SM ids: under MPS %smid is virtual (each client counts from 0),"
 	say "   so disjointness is checked with MPS off, counts in both modes"
 	for mps in on off; do
