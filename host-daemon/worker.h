@@ -8,7 +8,7 @@
  *   worker_channel.c   checks of a VM channel (VGPU_CTL_CHANNEL)
  *   worker_exec.c      descriptor validation (trusted form) and execution
  *   worker_handles.c   per-client handle tables
- *   worker_watchdog.c  kernel time limit, per-stream in-flight launches
+ *   worker_watchdog.c  kernel time limit: a marker per launch and wait
  *   worker_resize.c    resize / slice moves, change counter (worker_part.h)
  *   worker_load.c      the workload analyzer's load reports (worker_part.h)
  *   worker_sched.c     holds and activity edges for vgpud's scheduler
@@ -316,9 +316,13 @@ int worker_watchdog_queue_create(struct worker *w,
 				 struct worker_wd_queue **out);
 /* The stream must be idle (synchronised). Destroys the queue's events. */
 void worker_watchdog_queue_destroy(struct worker *w, struct worker_wd_queue *q);
-/* After a launch on bs: record an event and start tracking it. */
+/* After a launch on bs: record its marker (never waits). CUresult. */
 int worker_watchdog_track(struct worker *w, struct worker_wd_queue *q,
 			  struct backend_stream *bs);
+/* After a wait was queued on bs (an event, a host function's gate): a
+ * marker, so that the next kernel's time starts when the wait ends. */
+int worker_watchdog_track_wait(struct worker *w, struct worker_wd_queue *q,
+			       struct backend_stream *bs);
 
 /* ---- worker_client.c ------------------------------------------------ */
 

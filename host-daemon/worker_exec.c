@@ -1423,12 +1423,20 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 		free(op->event);
 		return CUDA_SUCCESS;
 	case VGPU_OP_STREAM_WAIT_EVENT:
-		return worker_check(
-			w, ops->stream_wait_event(be, bs, op->event->be),
-			"stream_wait_event");
+		rc = worker_check(w,
+				  ops->stream_wait_event(be, bs, op->event->be),
+				  "stream_wait_event");
+		/* the wait is not the next kernel's run time: a marker after
+		 * it starts that kernel's clock (worker_watchdog.c) */
+		if (!rc && op->stream->wd)
+			worker_watchdog_track_wait(w, op->stream->wd, bs);
+		return rc;
 	case VGPU_OP_STREAM_GATE:
-		return worker_gate_exec(s, op->stream, op->gate.off,
-					op->gate.seq);
+		rc = worker_gate_exec(s, op->stream, op->gate.off,
+				      op->gate.seq);
+		if (!rc && op->stream->wd) /* as a wait for an event */
+			worker_watchdog_track_wait(w, op->stream->wd, bs);
+		return rc;
 	case VGPU_OP_KERNEL_GET_ATTRIBUTE:
 	case VGPU_OP_KERNEL_SET_ATTRIBUTE:
 	case VGPU_OP_KERNEL_OCCUPANCY:

@@ -1,38 +1,79 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Kernel time limit (cfg.kernel_time_limit_ms).
+ * Kernel time limit (cfg.kernel_time_limit_ms): no kernel may run longer
+ * than the limit, counted from when its stream reached it to its end. Not
+ * from when it was queued: a chain of kernels each under the limit, a
+ * kernel queued behind a host function that sleeps, or behind a wait for
+ * another stream's event, is legal CUDA however long it all takes (issue
+ * 16, bug 3: a false fault restarts the whole shared fault domain).
  *
- * A stream's launches are tracked sparsely: a launch records a
- * timing-disabled event and pushes {event, submit time} on the stream's
- * queue only when nothing tracked is pending there; otherwise it only
- * counts itself as untracked (an atomic add). When the watchdog has seen
- * every tracked event complete and untracked launches remain, it records
- * the catch-up event itself, with the clock of the first untracked launch.
- * So a hang is still caught (an event behind it never completes), while a
- * stream of many short launches pays for one event per GPU round, not one
- * per launch: measured on the H100, an event per launch held the async
- * launch rate at 0.64x native (the client also waited whenever 128 were
- * pending); sparse tracking ran at 1.03-1.07x the rate without a watchdog.
- * The slots own their events (created on first use, then recycled).
+ * Markers. After every launch, and after every wait given to a stream
+ * (cuStreamWaitEvent; a host function's gate, worker_gate.c), the stream's
+ * owner records a timing-disabled event on it: a slot of the stream's
+ * ring, which owns its event (created on first use, then recycled).
+ * Nothing on the launch path waits: a record, the slot, a release store.
+ * Grouping launches under one marker cannot work in general (n kernels
+ * each under the limit may take n times it), so each launch has its own.
  *
- * The watchdog thread polls every queue (every limit/10, at most 20 ms):
- * heads whose event has completed are popped, and the time that was seen
- * starts the clock of the next head (a kernel cannot start before its
- * predecessor on the stream is done); a head still running longer than
- * the limit since its clock started is a fault. So is a sticky error from
- * event_query. Both end the process (w->fault).
+ * The clock. The watchdog thread polls every ring (every limit/10, at most
+ * 20 ms). A kernel's clock starts when the marker before it (the previous
+ * kernel's, or a wait's) is first seen complete, or at its submission if
+ * that is later: a stream runs in order, so the kernel cannot have started
+ * before either. A wait's marker is never timed, so the time a stream
+ * spends waiting for an event or a host function counts for nobody. A
+ * kernel whose marker is still pending longer than the limit after its
+ * clock started is a fault; so is a sticky error from event_query. Both
+ * end the process (w->fault). Each end is seen up to a poll late, and the
+ * start counts from when it was seen, so a kernel is judged on at most its
+ * true run time: an endless one is stopped between the limit and the
+ * limit plus a period (two while its owner waits for it: below).
  *
- * Both pushes (the client's and the watchdog's catch-up) and pops happen
- * under pop_lock; the untracked counter is the only lock-free path, and a
- * launch counted just as the watchdog drained the queue is caught at its
- * next poll.
+ * What a kernel's run time includes: everything between the marker before
+ * it and its own. Under MPS the vGPUs of a shared fault domain run side by
+ * side, but fault domains time-slice (an exclusive vGPU against the shared
+ * ones, another process's context), and a kernel waiting out another
+ * domain's slices is running as far as its stream can tell: those slices
+ * count. So does the time its blocks wait for SMs that the vGPU's other
+ * streams hold, and an asynchronous memset or device-to-device copy queued
+ * between two kernels (bounded by the memory's bandwidth). Copies to and
+ * from the host are synchronous in the worker: a kernel queued after one
+ * is timed from its submission.
  *
- * The same events feed the workload analyzer (worker_load.c): a stream is
- * busy from the push onto its empty queue until the watchdog (or a
- * synchronisation of the stream) finds the queue drained; the vGPU is
- * busy while any stream is (busy_lock). Each slot remembers how many
- * launches the stream had made when it was pushed, so a popped event
- * says how many are known complete (worker_watchdog_pending).
+ * Polling. A stream completes in order, so a poll asks a ring's newest
+ * marker first (done: so are all) and otherwise finds the first pending
+ * one by bisection: at most log2(n) + 1 queries for n markers. A ring
+ * starts at WD_SLOTS_MIN slots and doubles when full, up to WD_SLOTS_MAX;
+ * a launch that takes a ring to WD_WAKE_DEPTH pending markers wakes the
+ * watchdog (wd->kick), so that a stream launching faster than the GPU runs
+ * does not outgrow its ring between polls.
+ *
+ * A full ring of WD_SLOTS_MAX means the GPU is that far behind: a launch
+ * then joins the newest marker (re-recorded behind it, under pop_lock),
+ * and that group of n kernels is allowed n times the limit. A correct
+ * program is never stopped; a hang behind such a backlog is caught, at
+ * most n limits after the group could start. A wait cannot join a group
+ * of kernels (nor a kernel a wait's marker): the time would be the wait's,
+ * unbounded, so it gets a slot beyond WD_SLOTS_MAX, and the backend's own
+ * queue bounds how many (CUDA blocks a launch when its queue is full).
+ * Only past WD_SLOTS_HARD, or when a record fails and the next marker has
+ * to cover what the failed one did, is a marker's work not timed at all
+ * (WD_UNTIMED, logged once).
+ *
+ * What the markers cost the async launch rate is measured on the GPU by
+ * scripts/gpu-check.sh ("watchdog"): limit 10 s against none, same run.
+ *
+ * Locks: the stream's owner (its client's thread: the only one that
+ * launches there) writes tail and the slot at tail without a lock, and
+ * publishes with a release store. pop_lock guards head, the slots array
+ * and its size, clock_ns, completed and busy; the owner takes it to grow
+ * the ring, join a group, or mark the stream busy.
+ *
+ * The same markers feed the workload analyzer (worker_load.c): a stream
+ * is busy from a launch onto a ring without pending kernels until the
+ * watchdog (or a synchronisation of the stream) finds it drained; the
+ * vGPU is busy while any stream is (busy_lock). Each slot remembers how
+ * many launches the stream had made when it was recorded, so a marker
+ * seen complete says how many are known complete (worker_watchdog_pending).
  *
  * A stream whose owner is synchronising it is not polled for the first
  * normal period of that wait: the owner pops it itself the moment the
@@ -55,34 +96,42 @@
 #include "worker_part.h"
 #include "worker_sched.h"
 
-#define WD_SLOTS	 128u /* in-flight launches tracked per stream */
+#define WD_SLOTS_MIN	 32u	    /* a new stream's ring (a power of two) */
+#define WD_SLOTS_MAX	 1024u	    /* then launches join the newest marker */
+#define WD_SLOTS_HARD	 (1u << 20) /* waits' slots beyond WD_SLOTS_MAX */
+#define WD_WAKE_DEPTH	 512u	    /* pending markers that wake the watchdog */
+#define WD_UNTIMED	 UINT32_MAX /* a slot's kernels: not timed */
 #define WD_MAX_PERIOD_MS 20u
 /* under a dynamic policy: the scheduler's idle edge and drain estimate
  * (launches not known done) are late by about a poll */
 #define WD_SCHED_PERIOD_MS 2u
-#define WD_FULL_WAIT_NS	   20000L
 
 struct wd_slot {
 	struct backend_event *ev;
-	uint64_t submit_ns;
-	uint64_t launches; /* q->launched when it was pushed */
+	uint64_t submit_ns; /* when the first kernel it covers was queued */
+	uint64_t launches;  /* q->launched when it was last recorded */
+	/* kernels it covers: 1; 0 for a wait's marker; n for a group joined
+	 * on a full ring; WD_UNTIMED */
+	uint32_t kernels;
 };
 
 struct worker_wd_queue {
 	struct worker_wd_queue *prev, *next; /* registry, under wd->lock */
-	uint32_t tail;	       /* under pop_lock; published with release */
-	uint32_t head;	       /* under pop_lock; published with release */
-	uint64_t clock_ns;     /* when the head's predecessor was seen done */
-	uint32_t untracked;    /* launches since the last push (atomic) */
-	uint64_t untracked_ns; /* submit time of the first of them */
-	struct backend_stream *bs; /* the stream (set by the first push) */
-	uint64_t launched;	   /* launches on the stream (atomic) */
-	uint64_t completed;	   /* of them, known complete (pop_lock) */
-	int busy;		   /* counted in wd->nbusy (pop_lock) */
+	struct wd_slot *slots;		     /* cap of them (pop_lock) */
+	uint32_t cap;			     /* a power of two (pop_lock) */
+	uint32_t tail;	    /* owner only; published with release */
+	uint32_t head;	    /* under pop_lock; published with release */
+	uint64_t clock_ns;  /* when the head's predecessor was seen done */
+	uint64_t launched;  /* launches on the stream (owner; atomic) */
+	uint64_t completed; /* of them, known complete (pop_lock) */
+	int busy; /* counted in wd->nbusy (pop_lock; the owner reads it) */
 	/* since when the owner waits for the stream (atomic; 0: it does not) */
 	uint64_t sync_ns;
+	/* owner only: what a failed record left for the next marker */
+	bool unmarked;
+	uint32_t unmarked_kernels; /* as wd_slot.kernels */
+	uint64_t unmarked_ns;
 	pthread_mutex_t pop_lock;
-	struct wd_slot slots[WD_SLOTS];
 };
 
 struct worker_watchdog {
@@ -94,6 +143,8 @@ struct worker_watchdog {
 	pthread_cond_t cond;
 	struct worker_wd_queue *queues;
 	int stop;
+	int kick;   /* a ring reached WD_WAKE_DEPTH: poll now (atomic) */
+	int warned; /* WD_WARN_* logged once each (atomic) */
 	/* the analyzer's busy time: while nbusy streams are busy */
 	pthread_mutex_t busy_lock;
 	uint32_t nbusy;
@@ -107,7 +158,7 @@ static void wd_busy_edge(struct worker_watchdog *wd, struct worker_wd_queue *q,
 {
 	if (q->busy == busy)
 		return;
-	q->busy = busy;
+	__atomic_store_n(&q->busy, busy, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&wd->busy_lock);
 	if (busy && wd->nbusy++ == 0)
 		wd->busy_since = now;
@@ -116,33 +167,196 @@ static void wd_busy_edge(struct worker_watchdog *wd, struct worker_wd_queue *q,
 	pthread_mutex_unlock(&wd->busy_lock);
 }
 
-/* Record a tracking event on q's stream. Called with q->pop_lock held. */
-static int wd_push(struct worker *w, struct worker_wd_queue *q,
+/*
+ * The kernels one marker covers when it follows what another covered
+ * (wd_slot.kernels): kernels add up, waits stay a wait, and kernels with
+ * a wait cannot be timed (the wait's time is unbounded).
+ */
+static uint32_t wd_cover(uint32_t a, uint32_t b)
+{
+	if (!a && !b)
+		return 0;
+	if (!a || !b || a >= WD_UNTIMED - b)
+		return WD_UNTIMED;
+	return a + b;
+}
+
+enum { WD_WARN_GROUPED = 1, WD_WARN_UNTIMED = 2, WD_WARN_UNMARKED = 4 };
+
+/* One log line per worker for each way the limit is enforced less well. */
+static void wd_warn_once(struct worker *w, int what, const char *msg)
+{
+	if (!(__atomic_fetch_or(&w->wd->warned, what, __ATOMIC_RELAXED) & what))
+		worker_log(w, "watchdog: %s", msg);
+}
+
+/* Double a full ring. Under pop_lock. */
+static int wd_grow(struct worker_wd_queue *q)
+{
+	uint32_t cap = q->cap, ncap = 2 * cap, i, idx;
+	struct wd_slot *ns = calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	/* full: [head, head + cap) is every slot, each keeps its index */
+	for (i = 0; i < cap; i++) {
+		idx = q->head + i;
+		ns[idx & (ncap - 1)] = q->slots[idx & (cap - 1)];
+	}
+	free(q->slots);
+	q->slots = ns;
+	q->cap = ncap;
+	return 0;
+}
+
+/*
+ * q's ring is full (as the owner saw it): grow it, or join the new marker
+ * to the newest one. Returns 1 when there is room at the tail now, 0 when
+ * the marker joined, or a CUresult.
+ */
+static int wd_full(struct worker *w, struct worker_wd_queue *q,
+		   struct backend_stream *bs, uint32_t kernels,
 		   uint64_t submit_ns)
 {
 	uint32_t tail = q->tail;
-	struct wd_slot *s = &q->slots[tail % WD_SLOTS];
+	struct wd_slot *newest;
+	int rc = 1;
+
+	pthread_mutex_lock(&q->pop_lock);
+	if (tail - q->head < q->cap)
+		goto out; /* popped meanwhile */
+	newest = &q->slots[(tail - 1) & (q->cap - 1)];
+	if (q->cap >= WD_SLOTS_MAX && kernels && newest->kernels) {
+		wd_warn_once(w, WD_WARN_GROUPED,
+			     "a stream is more than 1024 markers behind; "
+			     "its launches are grouped (a group of n "
+			     "kernels is allowed n times the limit)");
+	} else if (q->cap < WD_SLOTS_HARD && !wd_grow(q)) {
+		goto out;
+	} else {
+		wd_warn_once(w, WD_WARN_UNTIMED,
+			     "a stream's ring cannot grow; some of its "
+			     "work is not timed");
+	}
+	rc = w->ops->event_record(w->be, newest->ev, bs);
+	if (rc) {
+		rc = worker_check(w, rc, "event_record (watchdog)");
+		goto out;
+	}
+	newest->kernels = wd_cover(newest->kernels, kernels);
+	newest->launches = q->launched;
+	if (kernels)
+		wd_busy_edge(w->wd, q, 1, submit_ns);
+out:
+	pthread_mutex_unlock(&q->pop_lock);
+	return rc;
+}
+
+/*
+ * Record a marker after what the owner just queued on bs: kernels
+ * launches (1), or a wait (0), the first queued at submit_ns. Owner only;
+ * never waits for the GPU.
+ */
+static int wd_mark(struct worker *w, struct worker_wd_queue *q,
+		   struct backend_stream *bs, uint32_t kernels,
+		   uint64_t submit_ns)
+{
+	struct worker_watchdog *wd = w->wd;
+	uint32_t tail = q->tail, depth;
+	struct wd_slot *s;
 	int rc;
 
+	if (q->unmarked) {
+		kernels = wd_cover(q->unmarked_kernels, kernels);
+		submit_ns = q->unmarked_ns;
+	}
+	depth = tail - ring_load_acquire(&q->head);
+	if (depth >= q->cap) {
+		rc = wd_full(w, q, bs, kernels, submit_ns);
+		if (rc != 1)
+			goto done;
+	}
+	s = &q->slots[tail & (q->cap - 1)];
 	if (!s->ev) {
 		rc = w->ops->event_create(w->be, CU_EVENT_DISABLE_TIMING,
 					  &s->ev);
 		if (rc) {
 			s->ev = NULL;
-			return worker_check(w, rc, "event_create (watchdog)");
+			rc = worker_check(w, rc, "event_create (watchdog)");
+			goto done;
 		}
 	}
-	rc = w->ops->event_record(w->be, s->ev, q->bs);
-	if (rc)
-		return worker_check(w, rc, "event_record (watchdog)");
+	rc = w->ops->event_record(w->be, s->ev, bs);
+	if (rc) {
+		rc = worker_check(w, rc, "event_record (watchdog)");
+		goto done;
+	}
 	s->submit_ns = submit_ns;
-	s->launches = __atomic_load_n(&q->launched, __ATOMIC_ACQUIRE);
+	s->kernels = kernels;
+	s->launches = q->launched;
 	ring_store_release(&q->tail, tail + 1);
-	return CUDA_SUCCESS;
+	if (depth + 1 == WD_WAKE_DEPTH) {
+		__atomic_store_n(&wd->kick, 1, __ATOMIC_RELEASE);
+		pthread_cond_signal(&wd->cond);
+	}
+	/* no fence: a poll that drained the ring just as this was published
+	 * may clear busy after this looked; the next poll sets it again */
+	if (kernels && !__atomic_load_n(&q->busy, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&q->pop_lock);
+		wd_busy_edge(wd, q, 1, submit_ns);
+		pthread_mutex_unlock(&q->pop_lock);
+	}
+done:
+	if (rc) { /* the next marker covers this one's work too */
+		if (!q->unmarked)
+			q->unmarked_ns = submit_ns;
+		q->unmarked_kernels = kernels;
+		q->unmarked = true;
+		wd_warn_once(w, WD_WARN_UNMARKED,
+			     "a marker could not be recorded; the next "
+			     "one covers its work");
+	} else {
+		q->unmarked = false;
+	}
+	return rc;
 }
 
 /*
- * Pop the completed heads of q and check the running one against the
+ * Markers of q are pending but it is not busy: a launch published as a
+ * poll found the ring drained saw busy still set (wd_mark). Busy again if
+ * any of them covers a kernel. Under pop_lock.
+ */
+static void wd_busy_again(struct worker_watchdog *wd, struct worker_wd_queue *q,
+			  uint32_t tail, uint64_t now)
+{
+	uint32_t i;
+
+	for (i = q->head; i != tail; i++) {
+		if (q->slots[i & (q->cap - 1)].kernels) {
+			wd_busy_edge(wd, q, 1, now);
+			return;
+		}
+	}
+}
+
+/* 1: the slot's marker is done, 0: pending, -1: a fatal error (faulted) */
+static int wd_done(struct worker *w, struct wd_slot *s)
+{
+	int rc = w->ops->event_query(w->be, s->ev);
+
+	if (rc == CUDA_SUCCESS)
+		return 1;
+	if (rc == CUDA_ERROR_NOT_READY)
+		return 0;
+	if (worker_error_is_fatal(rc)) {
+		worker_check(w, rc, "event_query (watchdog)");
+		return -1;
+	}
+	return 1; /* any other error: stop tracking that marker */
+}
+
+/*
+ * Pop q's completed markers and check the first pending one against the
  * limit. Called with q->pop_lock held. Returns nonzero after a fault (in
  * tests, where the fault handler returns).
  */
@@ -150,84 +364,70 @@ static int wd_poll_queue(struct worker *w, struct worker_wd_queue *q)
 {
 	struct worker_watchdog *wd = w->wd;
 	uint32_t head = q->head, tail = ring_load_acquire(&q->tail);
+	uint32_t mask = q->cap - 1, n = tail - head, lo, hi, mid;
 	uint64_t now = worker_now_ns(), start;
 	char msg[VGPU_MESSAGE_MAX];
 	struct wd_slot *s;
-	int rc;
+	int d;
 
-	while (head != tail) {
-		s = &q->slots[head % WD_SLOTS];
-		rc = w->ops->event_query(w->be, s->ev);
-		if (rc == CUDA_SUCCESS) {
-			head++;
-			ring_store_release(&q->head, head);
-			q->clock_ns = now;
-			if (s->launches > q->completed)
-				__atomic_store_n(&q->completed, s->launches,
-						 __ATOMIC_RELAXED);
-			continue;
-		}
-		if (rc == CUDA_ERROR_NOT_READY) {
-			start = q->clock_ns > s->submit_ns ? q->clock_ns
-							   : s->submit_ns;
-			if (now > start && now - start > wd->limit_ns) {
-				snprintf(msg, sizeof(msg),
-					 "kernel ran longer than the %u ms "
-					 "limit",
-					 w->cfg.kernel_time_limit_ms);
-				w->fault(w, VGPU_FAULT_WATCHDOG,
-					 CUDA_ERROR_LAUNCH_TIMEOUT, msg);
-				return 1;
-			}
-			return 0;
-		}
-		if (worker_error_is_fatal(rc)) {
-			worker_check(w, rc, "event_query (watchdog)");
-			return 1;
-		}
-		/* any other error: stop tracking that launch */
-		head++;
-		ring_store_release(&q->head, head);
-		q->clock_ns = now;
-	}
-	/* all tracked work done: cover the untracked launches behind it */
-	if (__atomic_load_n(&q->untracked, __ATOMIC_ACQUIRE)) {
-		uint64_t launched;
-
-		start = __atomic_load_n(&q->untracked_ns, __ATOMIC_RELAXED);
-		__atomic_store_n(&q->untracked, 0, __ATOMIC_RELEASE);
-		/*
-		 * Not on a stream that is already idle: the catch-up record
-		 * is work the client never queued, and until the device has
-		 * passed it cuStreamQuery on that stream says NOT_READY
-		 * although all of the client's work there is done (seen as
-		 * streams_events failing its query after a cross-stream
-		 * wait). Idle now means every launch counted so far is done:
-		 * a launch is queued before it counts itself. (A stream that
-		 * drains between this query and the record still shows it
-		 * for as long as the device takes to pass it: on the cuda
-		 * backend microseconds; the sim completes such a record at
-		 * once, sim_event_record.)
-		 */
-		launched = __atomic_load_n(&q->launched, __ATOMIC_ACQUIRE);
-		rc = w->ops->stream_query(w->be, q->bs);
-		if (rc == CUDA_SUCCESS) {
-			if (launched > q->completed)
-				__atomic_store_n(&q->completed, launched,
-						 __ATOMIC_RELAXED);
-			wd_busy_edge(wd, q, 0, now); /* drained */
-			return 0;
-		}
-		if (worker_error_is_fatal(rc)) {
-			worker_check(w, rc, "stream_query (watchdog)");
-			return 1;
-		}
-		if (wd_push(w, q, start))
-			return 1;
+	if (!n) {
+		wd_busy_edge(wd, q, 0, now); /* drained */
 		return 0;
 	}
-	wd_busy_edge(wd, q, 0, now); /* drained */
-	return 0;
+	/* lo: the first pending marker, n when none is */
+	d = wd_done(w, &q->slots[(tail - 1) & mask]);
+	if (d < 0)
+		return 1;
+	if (d) {
+		lo = n;
+	} else {
+		for (lo = 0, hi = n - 1; lo < hi;) { /* hi is pending */
+			mid = lo + (hi - lo) / 2;
+			d = wd_done(w, &q->slots[(head + mid) & mask]);
+			if (d < 0)
+				return 1;
+			if (d)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	if (lo) {
+		s = &q->slots[(head + lo - 1) & mask];
+		if (s->launches > q->completed)
+			__atomic_store_n(&q->completed, s->launches,
+					 __ATOMIC_RELAXED);
+		/* seen done now, after the queries: the next one's clock
+		 * starts no earlier than its true start */
+		q->clock_ns = worker_now_ns();
+		head += lo;
+		ring_store_release(&q->head, head);
+	}
+	if (lo == n) {
+		wd_busy_edge(wd, q, 0, now); /* drained */
+		return 0;
+	}
+	if (!q->busy)
+		wd_busy_again(wd, q, tail, now);
+	s = &q->slots[head & mask];
+	if (!s->kernels || s->kernels == WD_UNTIMED ||
+	    s->kernels > UINT64_MAX / wd->limit_ns)
+		return 0; /* a wait, or not timed */
+	/* pending at now (it was, when asked after now) */
+	start = q->clock_ns > s->submit_ns ? q->clock_ns : s->submit_ns;
+	if (now <= start || now - start <= s->kernels * wd->limit_ns)
+		return 0;
+	if (s->kernels == 1)
+		snprintf(msg, sizeof(msg),
+			 "kernel ran longer than the %u ms limit",
+			 w->cfg.kernel_time_limit_ms);
+	else
+		snprintf(msg, sizeof(msg),
+			 "%u kernels queued while the stream was far behind "
+			 "ran longer than %u times the %u ms limit",
+			 s->kernels, s->kernels, w->cfg.kernel_time_limit_ms);
+	w->fault(w, VGPU_FAULT_WATCHDOG, CUDA_ERROR_LAUNCH_TIMEOUT, msg);
+	return 1;
 }
 
 /* Whether q's owner began waiting for its stream less than a normal
@@ -268,7 +468,10 @@ static void *wd_thread(void *arg)
 		ts.tv_nsec += (long)period * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&wd->cond, &wd->lock, &ts);
+		/* a kick that came while this polled: poll again at once */
+		if (!__atomic_exchange_n(&wd->kick, 0, __ATOMIC_ACQ_REL))
+			pthread_cond_timedwait(&wd->cond, &wd->lock, &ts);
+		__atomic_store_n(&wd->kick, 0, __ATOMIC_RELAXED);
 		now = worker_now_ns();
 		for (q = wd->queues; q && !wd->stop; q = q->next) {
 			if (wd_owner_waits(wd, q, now))
@@ -351,6 +554,12 @@ int worker_watchdog_queue_create(struct worker *w, struct worker_wd_queue **out)
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
+	q->slots = calloc(WD_SLOTS_MIN, sizeof(*q->slots));
+	if (!q->slots) {
+		free(q);
+		return -ENOMEM;
+	}
+	q->cap = WD_SLOTS_MIN;
 	pthread_mutex_init(&q->pop_lock, NULL);
 	pthread_mutex_lock(&wd->lock);
 	q->next = wd->queues;
@@ -380,9 +589,10 @@ void worker_watchdog_queue_destroy(struct worker *w, struct worker_wd_queue *q)
 	pthread_mutex_lock(&q->pop_lock);
 	wd_busy_edge(wd, q, 0, worker_now_ns()); /* the stream is idle */
 	pthread_mutex_unlock(&q->pop_lock);
-	for (i = 0; i < WD_SLOTS; i++)
+	for (i = 0; i < q->cap; i++)
 		if (q->slots[i].ev)
 			w->ops->event_destroy(w->be, q->slots[i].ev);
+	free(q->slots);
 	pthread_mutex_destroy(&q->pop_lock);
 	free(q);
 }
@@ -390,37 +600,17 @@ void worker_watchdog_queue_destroy(struct worker *w, struct worker_wd_queue *q)
 int worker_watchdog_track(struct worker *w, struct worker_wd_queue *q,
 			  struct backend_stream *bs)
 {
-	const struct timespec pause = {0, WD_FULL_WAIT_NS};
 	uint64_t now = worker_now_ns();
-	int rc;
 
-	__atomic_add_fetch(&q->launched, 1, __ATOMIC_ACQ_REL);
-	/* something tracked is pending: the watchdog covers this launch */
-	if (ring_load_acquire(&q->head) != ring_load_acquire(&q->tail)) {
-		if (__atomic_fetch_add(&q->untracked, 1, __ATOMIC_ACQ_REL) == 0)
-			__atomic_store_n(&q->untracked_ns, now,
-					 __ATOMIC_RELAXED);
-		return CUDA_SUCCESS;
-	}
-	pthread_mutex_lock(&q->pop_lock);
-	q->bs = bs;
-	/* full only when the catch-up pushes outran the GPU: wait for it */
-	while (q->tail - q->head >= WD_SLOTS) {
-		rc = wd_poll_queue(w, q);
-		if (rc) {
-			pthread_mutex_unlock(&q->pop_lock);
-			return CUDA_ERROR_LAUNCH_TIMEOUT;
-		}
-		if (q->tail - q->head < WD_SLOTS)
-			break;
-		pthread_mutex_unlock(&q->pop_lock);
-		nanosleep(&pause, NULL);
-		pthread_mutex_lock(&q->pop_lock);
-	}
-	wd_busy_edge(w->wd, q, 1, now);
-	rc = wd_push(w, q, now);
-	pthread_mutex_unlock(&q->pop_lock);
-	return rc;
+	/* only the owner writes it; pending and the pops read it */
+	__atomic_store_n(&q->launched, q->launched + 1, __ATOMIC_RELEASE);
+	return wd_mark(w, q, bs, 1, now);
+}
+
+int worker_watchdog_track_wait(struct worker *w, struct worker_wd_queue *q,
+			       struct backend_stream *bs)
+{
+	return wd_mark(w, q, bs, 0, worker_now_ns());
 }
 
 uint64_t worker_watchdog_busy_ns(struct worker *w)
@@ -469,27 +659,31 @@ void worker_watchdog_sync_begin(struct worker *w, struct worker_wd_queue *q)
 }
 
 /*
- * The owner's wait for q's stream returned; when it succeeded, everything
- * tracked on it is done, so pop it now rather than at the next poll (the
- * busy time ends here).
+ * The owner's wait for q's stream returned; when it succeeded, every
+ * marker on it is done: pop them all now, without asking the GPU, rather
+ * than at the next poll (the busy time ends here).
  */
 void worker_watchdog_sync_end(struct worker *w, struct worker_wd_queue *q,
 			      bool synced)
 {
-	uint64_t launched;
+	uint64_t launched, now;
 
 	if (!q || !w->wd)
 		return;
 	__atomic_store_n(&q->sync_ns, 0, __ATOMIC_RELEASE);
 	if (!synced)
 		return;
+	now = worker_now_ns();
+	/* only the owner marks, and it is here: nothing is being published */
+	q->unmarked = false;
 	pthread_mutex_lock(&q->pop_lock);
-	/* only the stream's owner launches on it, and it is here: every
-	 * launch so far is done, the untracked ones need no catch-up */
 	launched = __atomic_load_n(&q->launched, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&q->untracked, 0, __ATOMIC_RELEASE);
-	wd_poll_queue(w, q);
+	if (q->head != q->tail) {
+		q->clock_ns = now;
+		ring_store_release(&q->head, q->tail);
+	}
 	if (launched > q->completed)
 		__atomic_store_n(&q->completed, launched, __ATOMIC_RELAXED);
+	wd_busy_edge(w->wd, q, 0, now);
 	pthread_mutex_unlock(&q->pop_lock);
 }

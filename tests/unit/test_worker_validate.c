@@ -44,6 +44,7 @@ struct backend_stream {
 };
 struct backend_event {
 	uint32_t flags;
+	int seq; /* st.ops when it was last recorded: the work it follows */
 };
 struct backend_library {
 	int unused;
@@ -74,6 +75,11 @@ static struct {
 	int sync_ms; /* a stream sync waits this long, */
 	int hang;    /* and then the kernel is done, unless this is set */
 	int faults_in_sync; /* faults seen when a hung sync returned */
+	/* ordered: the first `done` of the ops queued (launches and waits:
+	 * one stream's work, finishing in order) are complete, and so is
+	 * an event recorded after them; otherwise event_query_rc and
+	 * stream_query_rc say */
+	int ordered, ops, done;
 	int faults;
 	uint32_t fault_kind;
 	int32_t fault_status;
@@ -209,6 +215,7 @@ static int stub_launch(struct backend *b, struct backend_kernel *k,
 		       uint32_t shared, struct backend_stream *s, void **params)
 {
 	st.launches++;
+	__atomic_add_fetch(&st.ops, 1, __ATOMIC_SEQ_CST);
 	memcpy(st.grid, grid, sizeof(st.grid));
 	memcpy(st.block, block, sizeof(st.block));
 	st.shared = shared;
@@ -257,12 +264,19 @@ static int stub_stream_sync(struct backend *b, struct backend_stream *s)
 
 static int stub_stream_query(struct backend *b, struct backend_stream *s)
 {
+	if (__atomic_load_n(&st.ordered, __ATOMIC_SEQ_CST))
+		return __atomic_load_n(&st.done, __ATOMIC_SEQ_CST) >=
+				       __atomic_load_n(&st.ops,
+						       __ATOMIC_SEQ_CST)
+			       ? CUDA_SUCCESS
+			       : CUDA_ERROR_NOT_READY;
 	return __atomic_load_n(&st.stream_query_rc, __ATOMIC_SEQ_CST);
 }
 
 static int stub_wait_event(struct backend *b, struct backend_stream *s,
 			   struct backend_event *e)
 {
+	__atomic_add_fetch(&st.ops, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -285,6 +299,7 @@ static int stub_event_record(struct backend *b, struct backend_event *e,
 			     struct backend_stream *s)
 {
 	__atomic_add_fetch(&st.records, 1, __ATOMIC_SEQ_CST);
+	e->seq = __atomic_load_n(&st.ops, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -296,6 +311,10 @@ static int stub_event_sync(struct backend *b, struct backend_event *e)
 static int stub_event_query(struct backend *b, struct backend_event *e)
 {
 	__atomic_add_fetch(&st.queries, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&st.ordered, __ATOMIC_SEQ_CST))
+		return e->seq <= __atomic_load_n(&st.done, __ATOMIC_SEQ_CST)
+			       ? CUDA_SUCCESS
+			       : CUDA_ERROR_NOT_READY;
 	return __atomic_load_n(&st.event_query_rc, __ATOMIC_SEQ_CST);
 }
 
@@ -341,6 +360,7 @@ static int stub_wait_host(struct backend *b, struct backend_stream *s,
 {
 	gst.wait_p = p;
 	gst.wait_v = v;
+	__atomic_add_fetch(&st.ops, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -1428,18 +1448,19 @@ static void watchdog_keeps_up_with_many_short_kernels(void **state)
 	sleep_ms(50);
 	assert_int_equal(st.faults, 0);
 	assert_int_equal(f->s.kernels, 1000);
-	/* the watchdog's events are recycled: a ring's worth per stream */
-	assert_true(st.events <= 2 * 128);
+	/* the watchdog's events are recycled: at most a full ring's worth
+	 * per stream (1024 markers) */
+	assert_true(st.events <= 2 * 1024);
 	fx_free(f);
 }
 
 /*
- * The watchdog's catch-up record goes only on a stream that is still busy:
- * on an idle one it would be work the client never queued, and
- * cuStreamQuery would say NOT_READY after all of the client's work there
- * was done. A busy stream still gets it (a hang behind it is caught).
+ * The watchdog never records on a stream by itself: one marker after each
+ * launch, recorded by the launching thread, and none from its polls. (A
+ * record the client never queued, landing on a stream whose work was all
+ * done, would make cuStreamQuery say NOT_READY there.)
  */
-static void watchdog_catch_up_skips_an_idle_stream(void **state)
+static void watchdog_records_a_marker_per_launch_and_none_itself(void **state)
 {
 	struct fx *f = fx_new(100); /* polls every 10 ms */
 	uint32_t lib = load_library(f, "noargs"),
@@ -1448,7 +1469,6 @@ static void watchdog_catch_up_skips_an_idle_stream(void **state)
 
 	for (i = 0; i < 2; i++) {
 		__atomic_store_n(&st.records, 0, __ATOMIC_SEQ_CST);
-		/* one tracked launch, then one untracked behind it */
 		__atomic_store_n(&st.event_query_rc, CUDA_ERROR_NOT_READY,
 				 __ATOMIC_SEQ_CST);
 		assert_int_equal(
@@ -1458,7 +1478,8 @@ static void watchdog_catch_up_skips_an_idle_stream(void **state)
 			run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
 			CUDA_SUCCESS);
 		assert_int_equal(__atomic_load_n(&st.records, __ATOMIC_SEQ_CST),
-				 1);
+				 2);
+		sleep_ms(30); /* polls while both are pending */
 		/* i == 0: the stream drained; i == 1: still busy */
 		__atomic_store_n(&st.stream_query_rc,
 				 i ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS,
@@ -1467,11 +1488,160 @@ static void watchdog_catch_up_skips_an_idle_stream(void **state)
 				 __ATOMIC_SEQ_CST);
 		sleep_ms(60);
 		assert_int_equal(__atomic_load_n(&st.records, __ATOMIC_SEQ_CST),
-				 i ? 2 : 1);
+				 2);
 		assert_int_equal(worker_watchdog_pending(&f->w), 0);
 	}
 	assert_int_equal(st.faults, 0);
 	__atomic_store_n(&st.stream_query_rc, CUDA_SUCCESS, __ATOMIC_SEQ_CST);
+	fx_free(f);
+}
+
+static struct vgpu_sqe gate_sqe(uint32_t stream, uint64_t off, uint64_t seq);
+
+/* The stub's ordered completion: the first n ops are done. */
+static void finish_upto(int n)
+{
+	__atomic_store_n(&st.done, n, __ATOMIC_SEQ_CST);
+}
+
+static int faults_now(void)
+{
+	return __atomic_load_n(&st.faults, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Issue 16, bug 3: five kernels of 60 ms each queued at once run 300 ms in
+ * all, three times the 100 ms limit. Each is timed from the end of the one
+ * before: no fault.
+ */
+static void watchdog_times_each_kernel_of_a_chain_on_its_own(void **state)
+{
+	struct fx *f = fx_new(100); /* polls every 10 ms */
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+	int i;
+
+	__atomic_store_n(&st.ordered, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(
+			run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			CUDA_SUCCESS);
+	for (i = 1; i <= 5; i++) {
+		sleep_ms(60);
+		finish_upto(i);
+	}
+	sleep_ms(30);
+	assert_int_equal(faults_now(), 0);
+	assert_int_equal(worker_watchdog_pending(&f->w), 0);
+	assert_int_equal(f->s.kernels, 5);
+	fx_free(f);
+}
+
+/*
+ * A hang in the middle of a chain is still stopped at about its own limit:
+ * the second kernel starts when the first ends (60 ms), so it is not
+ * stopped at 140 ms (80 ms of its own), and it is by 260 ms.
+ */
+static void watchdog_stops_a_hang_in_a_chain_at_its_own_limit(void **state)
+{
+	struct fx *f = fx_new(100);
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+	int i;
+
+	__atomic_store_n(&st.ordered, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(
+			run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			CUDA_SUCCESS);
+	sleep_ms(60);
+	finish_upto(1); /* the second never ends */
+	sleep_ms(80);
+	assert_int_equal(faults_now(), 0);
+	sleep_ms(120);
+	assert_true(faults_now() >= 1);
+	assert_int_equal(st.fault_kind, VGPU_FAULT_WATCHDOG);
+	assert_int_equal(st.fault_status, CUDA_ERROR_LAUNCH_TIMEOUT);
+	finish_upto(3);
+	fx_free(f);
+}
+
+/*
+ * Stream waits are not run time: a kernel queued behind a host function
+ * (a stream gate) that sleeps 250 ms, or behind a wait for an event that
+ * another stream records 250 ms later, is timed from the wait's end; a
+ * marker follows each wait.
+ */
+static void watchdog_does_not_count_a_streams_waits(void **state)
+{
+	struct fx *f = fx_new(100);
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs"), ev;
+	struct vgpu_sqe q;
+	int i;
+
+	memset(&gst, 0, sizeof(gst));
+	assert_int_equal(worker_gate_init(&f->w), 0);
+	f->s.data_gpu_ok = 1;
+	ev = create(&f->s, VGPU_OP_EVENT_CREATE);
+	__atomic_store_n(&st.ordered, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 2; i++) {
+		if (i == 0) {
+			q = gate_sqe(0, 4096, 1);
+		} else {
+			q = sqe(VGPU_OP_STREAM_WAIT_EVENT);
+			q.handle = ev;
+		}
+		assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+		assert_int_equal(
+			run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			CUDA_SUCCESS);
+		/* the wait's marker, then the kernel's */
+		assert_int_equal(__atomic_load_n(&st.records, __ATOMIC_SEQ_CST),
+				 2 * i + 2);
+		sleep_ms(250); /* the wait */
+		finish_upto(2 * i + 1);
+		sleep_ms(60); /* the kernel */
+		assert_int_equal(faults_now(), 0);
+		finish_upto(2 * i + 2);
+		sleep_ms(30);
+		assert_int_equal(worker_watchdog_pending(&f->w), 0);
+	}
+	assert_int_equal(faults_now(), 0);
+	fx_free(f);
+}
+
+/*
+ * A stream far behind the client: 3000 launches queued at once, more than
+ * a stream's ring of markers holds (1024), never make the launching thread
+ * wait; each is still followed by a record (the ring's newest marker takes
+ * the rest along, as a group allowed n limits), and a backlog that drains
+ * at 100 kernels per 20 ms (each far under the limit, 600 ms in all) is
+ * not stopped.
+ */
+static void watchdog_groups_a_backlog_beyond_its_ring(void **state)
+{
+	struct fx *f = fx_new(100);
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+	int i;
+
+	/* nothing completes before the last launch: a launch that waited
+	 * for the GPU would never get there */
+	__atomic_store_n(&st.ordered, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 3000; i++)
+		assert_int_equal(
+			run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			CUDA_SUCCESS);
+	assert_int_equal(__atomic_load_n(&st.records, __ATOMIC_SEQ_CST), 3000);
+	assert_true(st.events <= 1024); /* the ring's, recycled */
+	for (i = 1; i <= 30; i++) {
+		sleep_ms(20);
+		finish_upto(100 * i);
+	}
+	sleep_ms(30);
+	assert_int_equal(faults_now(), 0);
+	assert_int_equal(worker_watchdog_pending(&f->w), 0);
 	fx_free(f);
 }
 
@@ -1500,9 +1670,11 @@ static void watchdog_leaves_a_waited_stream_alone(void **state)
 			CUDA_SUCCESS);
 		__atomic_store_n(&st.queries, 0, __ATOMIC_SEQ_CST);
 		assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
-		/* only the owner's own pop after the wait queried */
+		/* nothing queried: the watchdog left the waited stream
+		 * alone, and the owner pops it without asking (its wait
+		 * returned, so every marker there is done) */
 		assert_int_equal(__atomic_load_n(&st.queries, __ATOMIC_SEQ_CST),
-				 1);
+				 0);
 		assert_int_equal(worker_watchdog_pending(&f->w), 0);
 	}
 	assert_int_equal(st.faults, 0);
@@ -2069,7 +2241,14 @@ int main(void)
 		cmocka_unit_test(sticky_backend_errors_raise_a_gpu_fault),
 		cmocka_unit_test(watchdog_faults_a_kernel_past_the_time_limit),
 		cmocka_unit_test(watchdog_keeps_up_with_many_short_kernels),
-		cmocka_unit_test(watchdog_catch_up_skips_an_idle_stream),
+		cmocka_unit_test(
+			watchdog_records_a_marker_per_launch_and_none_itself),
+		cmocka_unit_test(
+			watchdog_times_each_kernel_of_a_chain_on_its_own),
+		cmocka_unit_test(
+			watchdog_stops_a_hang_in_a_chain_at_its_own_limit),
+		cmocka_unit_test(watchdog_does_not_count_a_streams_waits),
+		cmocka_unit_test(watchdog_groups_a_backlog_beyond_its_ring),
 		cmocka_unit_test(watchdog_leaves_a_waited_stream_alone),
 		cmocka_unit_test(region_create_checks_sizes_and_the_socket),
 		cmocka_unit_test(region_create_passes_one_sealed_memfd),
