@@ -16,6 +16,7 @@ void sim_saxpy(const struct sim_block *blk, void **params);
 void sim_chainStep(const struct sim_block *blk, void **params);
 void sim_recordSmid(const struct sim_block *blk, void **params);
 void sim_spinForever(const struct sim_block *blk, void **params);
+void sim_spinFor(const struct sim_block *blk, void **params);
 void sim_oobWrite(const struct sim_block *blk, void **params);
 void sim_computeBound(const struct sim_block *blk, void **params);
 void sim_computeBoundTimed(const struct sim_block *blk, void **params);
@@ -48,6 +49,7 @@ const struct sim_kernel_desc sim_kernels[] = {
 	{"chainStep", sim_chainStep, 3, {PTR, 4, 8}},
 	{"recordSmid", sim_recordSmid, 1, {PTR}},
 	{"spinForever", sim_spinForever, 1, {PTR}},
+	{"spinFor", sim_spinFor, 2, {PTR, 8}},
 	{"oobWrite", sim_oobWrite, 2, {PTR, 8}},
 	{"computeBound", sim_computeBound, 2, {PTR, 4}},
 	{"computeBoundTimed", sim_computeBoundTimed, 3, {PTR, 4, PTR}},
