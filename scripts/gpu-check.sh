@@ -287,6 +287,95 @@ if [ $BENCH_ONLY = 0 ]; then
 	stop_vgpud
 fi
 
+if [ $BENCH_ONLY = 0 ]; then
+	say "== kernel time limit (issue 16, bug 3): legal work longer than the"
+	say "   10 s limit in all runs to the end; an endless kernel is stopped"
+	start_vgpud
+	chmod -R a+rX "$BUILD" 2>/dev/null
+	declare -A wr0
+	for v in wchain whost wevent wspin; do
+		admin create $v --sms 8 --memory 1G --time-limit 10 >/dev/null
+		wr0[$v]=$(vfield $v restarts)
+	done
+	# all three at once, beside each other in one shared fault domain
+	on wchain "$PROGS/long_work" chain 30 500 \
+		>"$LOG/long_work.chain.log" 2>&1 &
+	wpids=($!)
+	on whost "$PROGS/long_work" hostfn 12000 500 \
+		>"$LOG/long_work.hostfn.log" 2>&1 &
+	wpids+=($!)
+	on wevent "$PROGS/long_work" event 2 7500 3000 \
+		>"$LOG/long_work.event.log" 2>&1 &
+	wpids+=($!)
+	i=0
+	for m in chain hostfn event; do
+		wait "${wpids[$i]}" &&
+			ok "time limit: $(tail -1 "$LOG/long_work.$m.log")" ||
+			bad "time limit: long_work $m: $(tail -2 "$LOG/long_work.$m.log" | tr '\n' ' ')"
+		i=$((i + 1))
+	done
+	moved=
+	for v in wchain whost wevent wspin; do
+		[ "$(vfield $v restarts)" = "${wr0[$v]}" ] || moved="$moved $v"
+	done
+	[ -z "$moved" ] && ok "time limit: no vGPU of the domain was restarted" ||
+		bad "time limit: restarted:$moved ($(grep 'reported a fault' "$LOG/vgpud.log" | tail -1))"
+	# fault_spin prints how long after its launch the error came
+	on wspin "$PROGS/fault_spin" >"$LOG/time_limit.spin.log" 2>&1
+	src=$?
+	t=$(sed -n 's/.* after \([0-9.]*\) s.*/\1/p' "$LOG/time_limit.spin.log")
+	result "time limit 10 s: endless kernel: $(tail -1 "$LOG/time_limit.spin.log"); $(grep -h 'vGPU wspin: .*reported a fault' "$LOG/vgpud.log" | tail -1 | sed 's/.*reported/reported/')"
+	[ $src = 0 ] && awk -v t="${t:-0}" 'BEGIN{exit !(t >= 10 && t <= 11)}' &&
+		ok "time limit: an endless kernel is stopped ${t} s after its launch (10-11 s)" ||
+		bad "time limit: endless kernel: rc=$src after ${t:-?} s (expected 10-11 s)"
+	stop_vgpud
+fi
+
+# What the watchdog's markers cost (issue 16, bug 3: at most 2% of the
+# async launch rate): rt_launch on a vGPU with a 10 s limit and on one
+# without (limit 0: no watchdog), alternated, medians of five runs each
+say "== kernel time limit: the async launch rate with the watchdog (10 s) and"
+say "   without (0), same run, five runs each, alternated"
+wlog0=$(cat "$LOG/vgpud.log" 2>/dev/null | wc -l)
+start_vgpud
+chmod -R a+rX "$BUILD" 2>/dev/null
+admin create wd10 --sms 32 --memory 2G --time-limit 10 >/dev/null
+admin create wd0 --sms 32 --memory 2G --time-limit 0 >/dev/null
+: >"$LOG/wd-bench.results"
+for rep in 1 2 3 4 5; do
+	[ $((rep % 2)) = 1 ] && order="wd0 wd10" || order="wd10 wd0"
+	for v in $order; do
+		on $v "$BUILD/bench/rt_launch" 2000 100000 5 \
+			>"$LOG/wd-bench.$v.$rep.log" 2>&1 ||
+			bad "watchdog bench: rt_launch on $v: $(tail -2 "$LOG/wd-bench.$v.$rep.log" | tr '\n' ' ')"
+		sed -n "s/^RESULT /RESULT vgpu=$v /p" "$LOG/wd-bench.$v.$rep.log" \
+			>>"$LOG/wd-bench.results"
+	done
+done
+# the worker's line when a stream ran more than 1024 markers behind
+grouped=$(tail -n +$((wlog0 + 1)) "$LOG/vgpud.log" | grep -c 'markers behind')
+stop_vgpud
+# median VGPU NAME: of the runs' figures (each rt_launch's own median)
+wd_median() {
+	sed -n "s/^RESULT vgpu=$1 name=$2 value=\([^ ]*\) .*/\1/p" \
+		"$LOG/wd-bench.results" | sort -g |
+		awk '{v[NR] = $1} END {if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+r10=$(wd_median wd10 launch_async_rate)
+r0=$(wd_median wd0 launch_async_rate)
+t10=$(wd_median wd10 launch_sync_rtt)
+t0=$(wd_median wd0 launch_sync_rtt)
+wratio=$(awk -v a="$r10" -v b="$r0" 'BEGIN{if (a && b) printf "%.3f", a / b}')
+tratio=$(awk -v a="$t10" -v b="$t0" 'BEGIN{if (a && b) printf "%.3f", a / b}')
+spread=$(for v in wd0 wd10; do
+	printf '%s %s; ' $v "$(sed -n "s/^RESULT vgpu=$v name=launch_async_rate value=\([^ ]*\) .*/\1/p" \
+		"$LOG/wd-bench.results" | sort -g | tr '\n' ' ')"
+done)
+result "watchdog cost: async launch rate $r10/s with a 10 s limit vs $r0/s without: ratio ${wratio:-?} (goal >= 0.98); sync round trip $t10 vs $t0 us (${tratio:-?}x time); runs: $spread grouped-backlog log lines: $grouped"
+awk -v x="${wratio:-0}" 'BEGIN{exit !(x >= 0.98)}' &&
+	ok "watchdog costs the async launch rate at most 2% ($wratio)" ||
+	bad "watchdog: async launch rate ratio ${wratio:-?} < 0.98"
+
 say "== control plane: four shared vGPUs (8, 16, 32, 64 SMs) and one"
 say "   exclusive vGPU (the 12 SMs the split leaves over), all at once"
 start_vgpud
