@@ -33,6 +33,8 @@
  * stats come every second */
 #define DAEMON_WORKER_SILENT_MS		3000
 #define DAEMON_WORKER_SILENT_WRAPPED_MS 60000 /* valgrind is slow */
+/* VGPU_LIVENESS_MS sets it (0: never), at most an hour */
+#define DAEMON_WORKER_SILENT_MAX_MS 3600000
 
 /* SHUTDOWN -> SIGKILL (ms): on destroy, on a domain restart, on exit */
 #define DAEMON_DESTROY_KILL_MS 5000

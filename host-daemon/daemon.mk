@@ -19,7 +19,9 @@ DAEMON_OBJS := $(sort $(VGPUD_OBJS) $(VGPU_ADMIN_OBJS))
 
 all: $(BUILD)/bin/vgpud $(BUILD)/bin/vgpu-admin
 
-$(BUILD)/bin/vgpud: $(VGPUD_OBJS) $(CTL_MSG_OBJ)
+# env_number.o: built by backend.mk (the workers read their knobs with it)
+$(BUILD)/bin/vgpud: $(VGPUD_OBJS) $(CTL_MSG_OBJ) \
+		$(BUILD)/obj/host-daemon/env_number.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) -ldl
 

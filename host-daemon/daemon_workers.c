@@ -34,6 +34,7 @@
 
 #include "ctl_msg.h"
 #include "daemon.h"
+#include "env_number.h"
 #include "daemon_part.h"
 #include "daemon_state_ops.h"
 #include "daemon_mdev.h"
@@ -54,14 +55,19 @@ int daemon_workers_init(struct daemon *d, char *err, size_t errlen)
 	const char *w = getenv("VGPU_WORKER_WRAPPER");
 	char *save = NULL, *word;
 	size_t n = 0, max;
+	uint64_t silent;
 
 	d->ready_timeout_ms = DAEMON_READY_TIMEOUT_MS;
-	d->silent_ms = DAEMON_WORKER_SILENT_MS;
+	/* valgrind and friends start slowly and serve slowly */
+	if (env_number("VGPU_LIVENESS_MS",
+		       w && *w ? DAEMON_WORKER_SILENT_WRAPPED_MS
+			       : DAEMON_WORKER_SILENT_MS,
+		       0, 0, DAEMON_WORKER_SILENT_MAX_MS, &silent, err, errlen))
+		return -1;
+	d->silent_ms = (int)silent;
 	if (!w || !*w)
 		return 0;
-	/* valgrind and friends start slowly */
 	d->ready_timeout_ms = DAEMON_READY_WRAPPED_MS;
-	d->silent_ms = DAEMON_WORKER_SILENT_WRAPPED_MS;
 	d->wrapper_buf = strdup(w);
 	max = strlen(w) / 2 + 2;
 	d->wrapper = calloc(max, sizeof(*d->wrapper));

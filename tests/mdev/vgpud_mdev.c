@@ -153,6 +153,9 @@ static void spawn_vgpud(const char *mode, const char *memory, bool keep)
 		setenv("VGPU_FAKE_CTL", sock, 1);
 		setenv("VGPU_SIM_SMS", "64", 1);
 		setenv("VGPU_SIM_MEMORY", memory, 1);
+		/* a worker stopped on purpose must not be replaced before
+		 * the channel's own 10 s timeout (daemon_liveness.c) */
+		setenv("VGPU_LIVENESS_MS", "60000", 1);
 		execl(bin, bin, "--run-dir", run_dir, "--backend", "sim",
 		      "--worker-user", "vgpu", "--mdev", mode,
 		      keep ? "--keep-workers" : NULL, (char *)NULL);
