@@ -13,7 +13,7 @@ BACKEND_SRCS := host-daemon/backend.c host-daemon/backend_sim.c \
 		host-daemon/sim_exec.c host-daemon/backend_cuda.c \
 		host-daemon/backend_cuda_move.c host-daemon/backend_cuda_cache.c \
 		host-daemon/backend_extent.c host-daemon/env_number.c \
-		host-daemon/cuda_sym.c
+		host-daemon/cuda_sym.c host-daemon/va_hold.c
 BACKEND_OBJS := $(patsubst host-daemon/%.c,$(BUILD)/obj/host-daemon/%.o,$(BACKEND_SRCS))
 BACKEND_LIBS := -ldl
 

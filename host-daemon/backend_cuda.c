@@ -44,8 +44,10 @@
 #include <time.h>
 
 #include <cuda.h>
+#include <vgpu/va.h>
 
 #include "backend_cuda_int.h"
+#include "va_hold.h"
 
 /* How long close() lets queued work finish before tearing down anyway. */
 #define CUDA_CLOSE_DRAIN_MS 10000
@@ -435,11 +437,19 @@ static int cuda_open_slice(struct backend *b, char *err, size_t errlen)
 	return CUDA_SUCCESS;
 }
 
-/* Reserve the VA window at exactly va_base, never anywhere else. */
+/*
+ * Reserve the VA window at exactly va_base, never anywhere else. The
+ * address is only a hint to the driver, which keeps host and device
+ * addresses apart (unified addressing) and so takes the range only where
+ * the process has nothing mapped: the worker's own hold on the window
+ * (va_hold.c, kept through cuInit) is given back right before, and what
+ * the driver returns is checked.
+ */
 static int cuda_reserve(struct backend *b, char *err, size_t errlen)
 {
 	const struct cuda_sym *cu = &b->cu;
 	CUdeviceptr p = 0;
+	char holder[256];
 	CUresult rc;
 
 	if (!b->cfg.va_base || !b->cfg.va_size || b->cfg.va_base % b->gran ||
@@ -452,6 +462,7 @@ static int cuda_reserve(struct backend *b, char *err, size_t errlen)
 			 b->cfg.va_base, b->cfg.va_size, b->gran);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
+	va_hold_release(b->cfg.va_base, b->cfg.va_size);
 	rc = cu->cuMemAddressReserve(&p, b->cfg.va_size, 0,
 				     (CUdeviceptr)b->cfg.va_base, 0);
 	if (rc) {
@@ -463,10 +474,13 @@ static int cuda_reserve(struct backend *b, char *err, size_t errlen)
 	}
 	if (p != (CUdeviceptr)b->cfg.va_base) {
 		cu->cuMemAddressFree(p, b->cfg.va_size);
+		vgpu_va_holder(b->cfg.va_base, b->cfg.va_size, holder,
+			       sizeof(holder));
 		snprintf(err, errlen,
 			 "cuda: asked for the VA window at 0x%" PRIx64
-			 " but the driver reserved 0x%llx (the range is taken)",
-			 b->cfg.va_base, (unsigned long long)p);
+			 " but the driver reserved 0x%llx (the range is taken;"
+			 " this process has there: %s)",
+			 b->cfg.va_base, (unsigned long long)p, holder);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	b->va = p;

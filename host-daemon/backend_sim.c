@@ -34,11 +34,14 @@
 
 #include <cuda.h>
 
+#include <vgpu/va.h>
+
 #include "env_number.h"
 #include "backend.h"
 #include "backend_extent.h"
 #include "sim_exec.h"
 #include "sim_kernel.h"
+#include "va_hold.h"
 
 #define SIM_GPU_NAME	   "vgpu simulated GPU"
 #define SIM_GROUP_SMS	   8
@@ -241,35 +244,30 @@ static int sim_check_config(struct backend *b, char *err, size_t errlen)
 	return 0;
 }
 
-/* Reserve the window at exactly va_base, never anywhere else. */
+/*
+ * Reserve the window at exactly va_base, never anywhere else. In the
+ * worker, the hold it has had since start-up (va_hold.c) is that
+ * reservation already.
+ */
 static int sim_reserve(struct backend *b, char *err, size_t errlen)
 {
-	void *want = (void *)(uintptr_t)b->cfg.va_base;
-	void *p;
+	char holder[256];
+	int rc = 0;
 
-	p = mmap(want, b->cfg.va_size, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-			 MAP_FIXED_NOREPLACE,
-		 -1, 0);
-	if (p == MAP_FAILED) {
+	if (!va_hold_take(b->cfg.va_base, b->cfg.va_size))
+		rc = vgpu_va_reserve(b->cfg.va_base, b->cfg.va_size);
+	if (rc) {
+		vgpu_va_holder(b->cfg.va_base, b->cfg.va_size, holder,
+			       sizeof(holder));
 		snprintf(err, errlen,
 			 "sim: cannot reserve the VA window at 0x%" PRIx64
-			 " (0x%" PRIx64 " bytes): %s",
-			 b->cfg.va_base, b->cfg.va_size,
-			 errno == EEXIST ? "the range is already in use"
-					 : strerror(errno));
+			 " (0x%" PRIx64
+			 " bytes): %s; this process has there: %s",
+			 b->cfg.va_base, b->cfg.va_size, vgpu_va_why(rc),
+			 holder);
 		return -1;
 	}
-	if (p != want) {
-		/* a kernel without MAP_FIXED_NOREPLACE took it as a hint */
-		munmap(p, b->cfg.va_size);
-		snprintf(err, errlen,
-			 "sim: asked for the VA window at 0x%" PRIx64
-			 " but got %p",
-			 b->cfg.va_base, p);
-		return -1;
-	}
-	b->va = p;
+	b->va = (void *)(uintptr_t)b->cfg.va_base;
 	b->va_size = b->cfg.va_size;
 	return 0;
 }

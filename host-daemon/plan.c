@@ -17,11 +17,14 @@ int plan_init(struct plan *p, uint64_t va_base, char *err, size_t errlen)
 			 (unsigned long long)va_base);
 		return -1;
 	}
-	if (va_base >= PLAN_VA_TOP || PLAN_VA_TOP - va_base < PLAN_VA_WINDOW) {
+	/* below the range, clients would not keep the windows free */
+	if (va_base < PLAN_VA_BOTTOM || va_base >= PLAN_VA_TOP ||
+	    PLAN_VA_TOP - va_base < PLAN_VA_WINDOW) {
 		snprintf(err, errlen,
 			 "VA base 0x%llx leaves no room for a 1 TiB window "
-			 "below 0x%llx",
+			 "in 0x%llx-0x%llx, the range clients keep free",
 			 (unsigned long long)va_base,
+			 (unsigned long long)PLAN_VA_BOTTOM,
 			 (unsigned long long)PLAN_VA_TOP);
 		return -1;
 	}
@@ -515,6 +518,16 @@ const struct plan_grant *plan_restore(struct plan *p, const char *name,
 			 "a multiple of the granularity, or more than is free "
 			 "on GPU %u",
 			 name, (unsigned long long)memory, gpu);
+		return NULL;
+	}
+	if (va_base < PLAN_VA_BOTTOM || va_base >= PLAN_VA_TOP) {
+		snprintf(err, errlen,
+			 "vGPU %s has VA base 0x%llx, outside 0x%llx-0x%llx "
+			 "where windows lie (a vgpud from before issue 16 put "
+			 "them from 0x500000000000: destroy its vGPUs first)",
+			 name, (unsigned long long)va_base,
+			 (unsigned long long)PLAN_VA_BOTTOM,
+			 (unsigned long long)PLAN_VA_TOP);
 		return NULL;
 	}
 	if (va_base < p->va_base || (va_base - p->va_base) % PLAN_VA_WINDOW) {

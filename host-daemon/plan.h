@@ -30,13 +30,16 @@
 #include <stdint.h>
 
 #include <vgpu/control.h>
+#include <vgpu/va.h>
 
 /* At most PLAN_MAX_SLOTS vGPUs, fewer when their 1 TiB VA windows do
- * not all fit below PLAN_VA_TOP (the end of user space with 4-level
- * paging). The driver keeps 5% of a GPU's memory, at most 1 GiB. */
+ * not all fit below PLAN_VA_TOP: the windows stay inside the range
+ * every client keeps free for them (include/vgpu/va.h says why there).
+ * The driver keeps 5% of a GPU's memory, at most 1 GiB. */
 #define PLAN_MAX_SLOTS	 256
-#define PLAN_VA_WINDOW	 (1ull << 40)
-#define PLAN_VA_TOP	 (1ull << 47)
+#define PLAN_VA_WINDOW	 VGPU_VA_WINDOW
+#define PLAN_VA_BOTTOM	 VGPU_VA_FIRST
+#define PLAN_VA_TOP	 VGPU_VA_END
 #define PLAN_RESERVE_MAX (1ull << 30)
 #define PLAN_GPU_ANY	 UINT32_MAX
 
@@ -84,7 +87,8 @@ struct plan_request {
 	uint64_t gpu_exclude; /* bit g: GPU g may not be chosen by ANY */
 };
 
-/* Empty plan with VA windows from va_base; -1 and a sentence on error. */
+/* Empty plan with VA windows from va_base, which must lie in
+ * [PLAN_VA_BOTTOM, PLAN_VA_TOP - 1 TiB]; -1 and a sentence on error. */
 int plan_init(struct plan *p, uint64_t va_base, char *err, size_t errlen);
 
 /* Add the next GPU (its index must be p->ngpus); checks the info. */

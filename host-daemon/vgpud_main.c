@@ -31,7 +31,7 @@
 #include "daemon_swap.h"
 
 #define VGPUD_DEFAULT_RUN_DIR "/run/vgpu"
-#define VGPUD_DEFAULT_VA_BASE 0x500000000000ull
+#define VGPUD_DEFAULT_VA_BASE VGPU_VA_FIRST /* include/vgpu/va.h: why */
 #define VGPUD_EXIT_GRACE_MS   5000 /* after the SIGKILLs, before giving up */
 
 static const char vgpud_usage[] =
@@ -51,8 +51,9 @@ static const char vgpud_usage[] =
 	"                       'useradd --system vgpu')\n"
 	"  --worker PATH        the vgpu-worker binary (default: next to\n"
 	"                       vgpud)\n"
-	"  --va-base HEX        first vGPU's 1 TiB VA window (default\n"
-	"                       0x500000000000)\n"
+	"  --va-base HEX        first vGPU's 1 TiB VA window, within\n"
+	"                       0x110000000000-0x4f0000000000 (default\n"
+	"                       0x110000000000)\n"
 	"  --no-mps             cuda: run workers outside MPS (each its own\n"
 	"                       fault domain, time-sliced; %smid then reports\n"
 	"                       physical SMs). Default: one shared MPS domain\n"
@@ -204,7 +205,7 @@ static int parse_options(struct daemon_opts *o, int argc, char **argv)
 			if (errno || !*optarg || *end) {
 				fprintf(stderr,
 					"vgpud: --va-base needs a hex address "
-					"like 0x500000000000, got '%s'\n",
+					"like 0x110000000000, got '%s'\n",
 					optarg);
 				return 2;
 			}

@@ -36,6 +36,7 @@
 #include <fcntl.h>
 
 #include "ctl_msg.h"
+#include "va_hold.h"
 #include "worker.h"
 #include "worker_part.h"
 #include "worker_sched.h"
@@ -395,7 +396,11 @@ static void main_loop(struct worker *w)
 	}
 }
 
-/* Backend up, memory window ready; on failure a sentence in err. */
+/*
+ * Backend up, memory window ready; on failure a sentence in err. The
+ * window is held first, so that nothing the backend's open maps (cuInit
+ * maps a great deal) can land in it; the backend takes it over.
+ */
 static int worker_bring_up(struct worker *w, char *err, size_t len)
 {
 	const struct vgpu_worker_config *c = &w->cfg;
@@ -403,6 +408,8 @@ static int worker_bring_up(struct worker *w, char *err, size_t len)
 	int rc;
 
 	w->ops = backend_by_kind(c->backend);
+	if (va_hold(c->va_base, c->va_size, err, len))
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	err[0] = 0;
 	rc = w->ops->open(&w->be, c, err, len);
 	if (rc) {

@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "client_error.h"
+#include "client_va.h"
 
 static struct client client_the;
 static pthread_once_t client_once = PTHREAD_ONCE_INIT;
@@ -115,6 +116,7 @@ static void client_init_once(void)
 	const struct client_error_entry *e;
 	CUresult rc;
 
+	client_va_report();
 	if (client_connect(c, &name))
 		goto fail;
 	if (client_ring_init(&c->ring, c->transport.map, c->transport.map_size,

@@ -13,6 +13,9 @@
  *   cuMemRelease    a live handle, once; the memory goes with its last
  *                   mapping
  *   cuMemAddressFree  exactly a reservation, with nothing mapped in it
+ *   cuMemAddressReserve  a hint is taken only where the process maps
+ *               nothing (unified addressing: no address is both a host
+ *               and a device one), as the driver does
  *   copies and memsets  device ranges mapped and readable/writable by the
  *               device of the stream, whose context must be current
  *
@@ -31,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cuda.h>
 
@@ -381,6 +385,21 @@ static int overlaps(CUdeviceptr a, size_t n, CUdeviceptr b, size_t m)
 	return a < b + m && b < a + n;
 }
 
+/* True when the process has something mapped in [va, va + size). */
+static int host_mapped(CUdeviceptr va, size_t size)
+{
+	void *want = (void *)(uintptr_t)va;
+	void *p = mmap(want, size, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			       MAP_FIXED_NOREPLACE,
+		       -1, 0);
+
+	if (p == MAP_FAILED)
+		return 1;
+	munmap(p, size);
+	return p != want;
+}
+
 CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *ptr, size_t size,
 				     size_t alignment, CUdeviceptr addr,
 				     unsigned long long flags)
@@ -392,6 +411,8 @@ CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *ptr, size_t size,
 		return breach(CUDA_ERROR_INVALID_VALUE,
 			      "cuMemAddressReserve of %zu bytes", size);
 	pthread_mutex_lock(&lock);
+	if (va && host_mapped(va, size))
+		va = 0; /* elsewhere, as the driver does */
 	for (i = 0; va && i < nres; i++)
 		if (overlaps(va, size, res[i].va, res[i].size))
 			va = 0; /* taken: elsewhere, as the driver does */

@@ -17,7 +17,7 @@
 
 #define GiB	(1ull << 30)
 #define MiB	(1ull << 20)
-#define VA_BASE 0x500000000000ull
+#define VA_BASE VGPU_VA_FIRST
 
 /* A GPU of ngroups groups of 8 SMs (sm_count SMs in all), 2 MiB pages. */
 static inline struct vgpu_gpu_info

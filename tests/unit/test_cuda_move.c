@@ -38,7 +38,7 @@
 #define FAKE_LIBCUDA "build/tests/fake/libfakecuda.so"
 #endif
 
-#define VA_BASE	 0x550000000000ull
+#define VA_BASE	 0x120000000000ull /* a window (vgpu/va.h), clear of PIEs */
 #define VA_SIZE	 (64ull << 30)
 #define GRANULE	 (2ull << 20)
 #define QUOTA	 (24ull << 30)

@@ -20,7 +20,7 @@
 #define GiB	(1ull << 30)
 #define MiB	(1ull << 20)
 #define TiB	(1ull << 40)
-#define VA_BASE 0x500000000000ull
+#define VA_BASE VGPU_VA_FIRST
 
 static struct vgpu_gpu_info h100_info(uint32_t index)
 {
@@ -274,6 +274,45 @@ static void plan_init_rejects_a_bad_va_base(void **state)
 	assert_non_null(strstr(err, "multiple of 2 MiB"));
 	assert_int_equal(plan_init(&p, PLAN_VA_TOP, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "no room"));
+	/* below the range the clients keep free, or the old default */
+	assert_int_equal(plan_init(&p, VGPU_VA_FIRST - TiB, err, sizeof(err)),
+			 -1);
+	assert_non_null(strstr(err, "0x110000000000-0x500000000000"));
+	assert_int_equal(plan_init(&p, 0x500000000000ull, err, sizeof(err)),
+			 -1);
+}
+
+/*
+ * Issue 16: windows met position-independent executables and their heap
+ * (0x555555554000 and up, randomised by up to 1 TiB at the default 28
+ * bits, 16 TiB at the maximum 32) and AddressSanitizer's shadow (up to
+ * 0x10007fff7fff). Every window vgpud can hand out lies inside the range
+ * every client reserves, clear of both, and there are more of them than
+ * the 48 the old windows had.
+ */
+static void plan_windows_stay_clear_of_loader_placements(void **state)
+{
+	const uint64_t pie_lowest = 0x555555554000ull;
+	const uint64_t asan_shadow_end = 0x10007fff7fffull;
+	struct plan p;
+	char err[256];
+	uint32_t i;
+
+	assert_int_equal(plan_init(&p, VA_BASE, err, sizeof(err)), 0);
+	assert_int_equal(p.nslots, VGPU_VA_WINDOWS);
+	assert_true(p.nslots > 48);
+	assert_int_equal(VGPU_VA_FIRST % VGPU_VA_WINDOW, 0);
+	assert_int_equal(VGPU_VA_END % VGPU_VA_WINDOW, 0);
+	for (i = 0; i < p.nslots; i++) {
+		uint64_t lo = VA_BASE + i * PLAN_VA_WINDOW;
+		uint64_t hi = lo + PLAN_VA_WINDOW;
+
+		assert_true(lo >= VGPU_VA_FIRST && hi <= VGPU_VA_END);
+		assert_true(lo > asan_shadow_end && hi <= pie_lowest);
+	}
+	/* the last base that fits still keeps its window inside */
+	assert_int_equal(plan_init(&p, VGPU_VA_END - TiB, err, sizeof(err)), 0);
+	assert_int_equal(p.nslots, 1);
 }
 
 static void plan_rejects_bad_names(void **state)
@@ -477,6 +516,10 @@ static void plan_restore_replays_a_recorded_grant(void **state)
 				 VA_BASE + TiB, err, sizeof(err)));
 	assert_null(plan_restore(p, "c", 1, 1, (uint32_t[]){7}, GiB,
 				 VA_BASE + TiB, err, sizeof(err)));
+	/* a window of a vgpud from before the windows moved (issue 16) */
+	assert_null(plan_restore(p, "c", 0, 1, (uint32_t[]){7}, GiB,
+				 0x500000000000ull, err, sizeof(err)));
+	assert_non_null(strstr(err, "before issue 16"));
 	/* nothing of the refusals stuck: group 7 and slot 1 are free */
 	assert_non_null(plan_restore(p, "c", 0, 1, (uint32_t[]){7}, GiB,
 				     VA_BASE + TiB, err, sizeof(err)));
@@ -514,6 +557,7 @@ int main(void)
 			teardown),
 		cmocka_unit_test(plan_limits_vgpus_to_the_va_windows_that_fit),
 		cmocka_unit_test(plan_init_rejects_a_bad_va_base),
+		cmocka_unit_test(plan_windows_stay_clear_of_loader_placements),
 		cmocka_unit_test_setup_teardown(plan_rejects_bad_names,
 						setup_one_gpu, teardown),
 		cmocka_unit_test_setup_teardown(plan_rejects_zero_sms_or_memory,
