@@ -1,0 +1,162 @@
+#!/bin/bash
+# shellcheck disable=SC2119,SC2317 # optional title; functions called by tap_run
+# SPDX-License-Identifier: MIT
+# The vGPU VA windows (include/vgpu/va.h; issue 16, where a create failed
+# at random because a window met the worker's own executable or heap):
+#   - every window can be had: 63 vGPUs at once on 4 simulated GPUs, and
+#     a 64th is refused for want of a window, not of SMs;
+#   - a worker maps nothing in the windows but its own;
+#   - 1,000 creates and destroys, none refused;
+#   - a client's own host memory never lands in a window, and the windows
+#     show in its maps as reserved;
+#   - a client whose window something else took before the library was
+#     loaded hears which one and what is there, and still runs.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+export VGPU_SIM_GPUS=4 VGPU_SIM_SMS=132 VGPU_SIM_MEMORY=16G
+vgpu_test_start
+
+va_const()
+{
+	sed -n "s/^#define $1[[:space:]]*\(0x[0-9a-f]*\)ull.*/\1/p" \
+		"$VGPU_SRC/include/vgpu/va.h"
+}
+FIRST=$(va_const VGPU_VA_FIRST)
+END=$(va_const VGPU_VA_END)
+NWIN=$(((END - FIRST) >> 40))
+tap_check "va.h gives the window range ($FIRST-$END, $NWIN windows)" \
+	test -n "$FIRST" -a -n "$END" -a "$NWIN" -gt 48
+
+# create_all PREFIX: creates vGPUs PREFIX0.. until every window is taken;
+# failures are appended to $TEST_TMP/failures.
+create_all()
+{
+	local i
+	for ((i = 0; i < NWIN; i++)); do
+		vadmin create "$1$i" --sms 8 --memory 64M \
+			>"$TEST_TMP/create.out" 2>&1 ||
+			{
+				echo "create $1$i: $(tail -n 1 "$TEST_TMP/create.out")"
+			} >>"$TEST_TMP/failures"
+	done
+}
+
+destroy_all()
+{
+	local i
+	for ((i = 0; i < NWIN; i++)); do
+		vadmin destroy "$1$i" >/dev/null 2>&1 || true
+	done
+}
+
+: >"$TEST_TMP/failures"
+create_all w
+if [ ! -s "$TEST_TMP/failures" ]; then
+	tap_ok "all $NWIN windows can be had at once"
+else
+	tap_not_ok "all $NWIN windows can be had at once" \
+		"$(wc -l <"$TEST_TMP/failures") creates failed"
+	head -n 5 "$TEST_TMP/failures" | tap_diag
+fi
+tap_expect "one more vGPU is refused for want of a VA window" 1 \
+	"all $NWIN VA windows are in use" \
+	vadmin create extra --sms 8 --memory 64M
+
+# workers_maps_clean: every vGPU's window lies in the range, its worker
+# has it mapped, and has nothing else in the range but reservations
+# (inaccessible anonymous mappings); prints what is wrong.
+workers_maps_clean()
+{
+	vadmin list --json >"$TEST_TMP/list.json"
+	python3 - "$TEST_TMP/list.json" "$FIRST" "$END" <<'EOF'
+import json, sys
+
+first, end = int(sys.argv[2], 16), int(sys.argv[3], 16)
+bad = 0
+vgpus = json.load(open(sys.argv[1]))["vgpus"]
+for v in vgpus:
+    base, size = v["va_base"], v["va_size"]
+    if not (first <= base and base + size <= end):
+        print(f"{v['name']}: window 0x{base:x} is outside the range")
+        bad += 1
+    own = False
+    for line in open(f"/proc/{v['pid']}/maps"):
+        f = line.split()
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        if hi <= first or lo >= end:
+            continue
+        if base <= lo and hi <= base + size:
+            own = True
+            continue
+        if f[1] != "---p" or f[4] != "0" or len(f) > 5:
+            print(f"{v['name']} (pid {v['pid']}, window 0x{base:x}): {line.strip()}")
+            bad += 1
+    if not own:
+        print(f"{v['name']}: its window 0x{base:x} is not in its maps")
+        bad += 1
+print(f"{len(vgpus)} workers checked")
+sys.exit(1 if bad else 0)
+EOF
+}
+tap_run "no worker maps anything in another vGPU's window" workers_maps_clean
+destroy_all w
+tap_expect "after destroying them, list is empty" 0 '' \
+	test "$(vadmin list | wc -l)" -eq 1
+
+# 1,000 creates: rounds that fill every window and empty them again
+: >"$TEST_TMP/failures"
+creates=0 start=$SECONDS
+while [ "$creates" -lt 1000 ]; do
+	create_all r
+	destroy_all r
+	creates=$((creates + NWIN))
+done
+if [ ! -s "$TEST_TMP/failures" ]; then
+	tap_ok "$creates creates and destroys, none refused ($((SECONDS - start)) s)"
+else
+	tap_not_ok "$creates creates and destroys, none refused" \
+		"$(wc -l <"$TEST_TMP/failures") failed"
+	head -n 5 "$TEST_TMP/failures" | tap_diag
+fi
+if grep -Eq "reserve the VA window|asked for the VA window" "$VGPUD_LOG"; then
+	tap_not_ok "vgpud's log has no VA window failure"
+	grep -Em 3 "reserve the VA window|asked for the VA window" "$VGPUD_LOG" | tap_diag
+else
+	tap_ok "vgpud's log has no VA window failure"
+fi
+
+tap_run "create c for the clients" vadmin create c --sms 8 --memory 64M
+tap_run "a client's host memory stays out of the windows, which are reserved" \
+	client c "$(prog va_host_maps)" "$FIRST" "$END"
+
+# A page placed in window 5 before the library is loaded (dlopen): that
+# window cannot be reserved; cuInit says which and what holds it, and
+# works (c is in window 0).
+taken=$(printf '0x%x' $((FIRST + (5 << 40) + (1 << 16))))
+window=$(printf '0x%x' $((FIRST + (5 << 40))))
+late_client()
+{
+	client c python3 - "$taken" <<'EOF'
+import ctypes, sys
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+addr = int(sys.argv[1], 16)
+# PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_FIXED_NOREPLACE
+p = libc.mmap(addr, 4096, 3, 0x02 | 0x20 | 0x100000, -1, 0)
+assert p == addr, f"mmap at 0x{addr:x}: {p}"
+cuda = ctypes.CDLL("libcuda.so.1")
+sys.stderr.flush()
+print("cuInit:", cuda.cuInit(0), flush=True)
+EOF
+}
+tap_expect "a window taken before the library loads is named, with its holder" \
+	0 "the first, at $window: the range is already in use; this process has there: $taken-0x[0-9a-f]+ rw-p" \
+	late_client
+tap_expect "that client's cuInit still works" 0 '^cuInit: 0$' cat "$TAP_LOG"
+
+tap_vgpud_alive
+tap_vgpud_stops
+tap_done
