@@ -441,9 +441,9 @@ static int cuda_open_slice(struct backend *b, char *err, size_t errlen)
  * Reserve the VA window at exactly va_base, never anywhere else. The
  * address is only a hint to the driver, which keeps host and device
  * addresses apart (unified addressing) and so takes the range only where
- * the process has nothing mapped: the worker's own hold on the window
- * (va_hold.c, kept through cuInit) is given back right before, and what
- * the driver returns is checked.
+ * the process had nothing mapped at cuInit and has nothing now: the
+ * worker's own hold on the window (va_hold.c) is given back before cuInit
+ * (cuda_open), and what the driver returns is checked.
  */
 static int cuda_reserve(struct backend *b, char *err, size_t errlen)
 {
@@ -554,6 +554,15 @@ static int cuda_open(struct backend **out, const struct vgpu_worker_config *cfg,
 		rc = CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
 		goto fail;
 	}
+	/*
+	 * Not held through cuInit: the driver keeps out of its device
+	 * address space whatever the process has mapped when it starts
+	 * (unified addressing), and never gave the window after that (seen
+	 * on the H200: 0x110000000000 asked, 0x120000000000 given, the hold
+	 * long gone). Between here and cuda_reserve the driver maps only
+	 * its own, below.
+	 */
+	va_hold_release(cfg->va_base, cfg->va_size);
 	if ((rc = b->cu.cuInit(0))) {
 		cuda_fail(&b->cu, rc, err, errlen, "cuInit");
 		goto fail;

@@ -14,8 +14,10 @@
  *                   mapping
  *   cuMemAddressFree  exactly a reservation, with nothing mapped in it
  *   cuMemAddressReserve  a hint is taken only where the process maps
- *               nothing (unified addressing: no address is both a host
- *               and a device one), as the driver does
+ *               nothing and mapped nothing at cuInit (unified addressing:
+ *               no address is both a host and a device one; the H200's
+ *               driver never gave a range the process had mapped when
+ *               cuInit ran, though it was unmapped since)
  *   copies and memsets  device ranges mapped and readable/writable by the
  *               device of the stream, whose context must be current
  *
@@ -158,12 +160,27 @@ CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr)
 	return CUDA_SUCCESS;
 }
 
+/* What the process had mapped at cuInit (its first 256 ranges). */
+static struct {
+	unsigned long long from, to;
+} init_maps[256];
+static int ninit_maps;
+
 CUresult CUDAAPI cuInit(unsigned int flags)
 {
 	const char *s = getenv("FAKE_CUDA_FAIL_MAP");
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
 
 	if (s)
 		fail_map = atol(s);
+	ninit_maps = 0;
+	while (f && ninit_maps < 256 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &init_maps[ninit_maps].from,
+			   &init_maps[ninit_maps].to) == 2)
+			ninit_maps++;
+	if (f)
+		fclose(f);
 	return CUDA_SUCCESS;
 }
 
@@ -385,15 +402,20 @@ static int overlaps(CUdeviceptr a, size_t n, CUdeviceptr b, size_t m)
 	return a < b + m && b < a + n;
 }
 
-/* True when the process has something mapped in [va, va + size). */
+/* True when the process has something mapped in [va, va + size), or had
+ * at cuInit. */
 static int host_mapped(CUdeviceptr va, size_t size)
 {
-	void *want = (void *)(uintptr_t)va;
-	void *p = mmap(want, size, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-			       MAP_FIXED_NOREPLACE,
-		       -1, 0);
+	void *want = (void *)(uintptr_t)va, *p;
+	int i;
 
+	for (i = 0; i < ninit_maps; i++)
+		if (va < init_maps[i].to && init_maps[i].from < va + size)
+			return 1;
+	p = mmap(want, size, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			 MAP_FIXED_NOREPLACE,
+		 -1, 0);
 	if (p == MAP_FAILED)
 		return 1;
 	munmap(p, size);
