@@ -88,6 +88,8 @@ struct worker {
 
 	pthread_rwlock_t mem_lock; /* guards mem */
 	struct suballoc mem;
+	/* mem's figures as the stats last read them (main thread only) */
+	uint64_t stats_memory_used, stats_memory_mapped;
 
 	struct worker_watchdog *wd; /* NULL without a time limit */
 

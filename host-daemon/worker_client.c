@@ -917,12 +917,22 @@ void worker_client_stats(struct worker *w, struct vgpu_ctl_stats *st)
 						    __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&w->clients_lock);
-	/* not nested in clients_lock: the fault path takes them the other
-	 * way round */
-	pthread_rwlock_rdlock(&w->mem_lock);
-	st->memory_used = w->mem.used;
-	st->memory_mapped = w->mem.mapped;
-	pthread_rwlock_unlock(&w->mem_lock);
+	/*
+	 * Not nested in clients_lock: the fault path takes them the other
+	 * way round. Never waited for: a client thread may hold it across a
+	 * driver call that waits for the device (the driver makes mapping,
+	 * freeing and module loading wait for all work of the context, a
+	 * host function another client never runs included), and the main
+	 * loop's stats are vgpud's sign that the worker lives
+	 * (daemon_liveness.c). Busy: the last figures again.
+	 */
+	if (pthread_rwlock_tryrdlock(&w->mem_lock) == 0) {
+		w->stats_memory_used = w->mem.used;
+		w->stats_memory_mapped = w->mem.mapped;
+		pthread_rwlock_unlock(&w->mem_lock);
+	}
+	st->memory_used = w->stats_memory_used;
+	st->memory_mapped = w->stats_memory_mapped;
 }
 
 /* ---- dynamic partitioning (worker_part.h) ------------------------------ */

@@ -102,6 +102,8 @@
 #define WD_WAKE_DEPTH	 512u	    /* pending markers that wake the watchdog */
 #define WD_UNTIMED	 UINT32_MAX /* a slot's kernels: not timed */
 #define WD_MAX_PERIOD_MS 20u
+/* how long the main loop waits for the registry (worker_watchdog_pending) */
+#define WD_PENDING_WAIT_MS 5L
 /* under a dynamic policy: the scheduler's idle edge and drain estimate
  * (launches not known done) are late by about a poll */
 #define WD_SCHED_PERIOD_MS 2u
@@ -145,6 +147,7 @@ struct worker_watchdog {
 	int stop;
 	int kick;   /* a ring reached WD_WAKE_DEPTH: poll now (atomic) */
 	int warned; /* WD_WARN_* logged once each (atomic) */
+	uint32_t last_pending; /* worker_watchdog_pending's last (atomic) */
 	/* the analyzer's busy time: while nbusy streams are busy */
 	pthread_mutex_t busy_lock;
 	uint32_t nbusy;
@@ -634,10 +637,26 @@ uint32_t worker_watchdog_pending(struct worker *w)
 	struct worker_watchdog *wd = w->wd;
 	struct worker_wd_queue *q;
 	uint64_t n = 0, launched, done;
+	struct timespec until;
 
 	if (!wd)
 		return 0;
-	pthread_mutex_lock(&wd->lock);
+	/*
+	 * The main loop asks (analyzer, scheduler): never wait. The
+	 * watchdog thread holds the lock while it polls, and a poll can
+	 * wait for the backend's API lock, which a client thread may hold
+	 * across a driver call that waits for the device (a library load
+	 * behind another client's pending host function, seen on the
+	 * H200): a main loop waiting here sent no stats, and vgpud took the
+	 * worker for wedged. A poll takes microseconds: still held after
+	 * WD_PENDING_WAIT_MS, the last count again.
+	 */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += WD_PENDING_WAIT_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	if (pthread_mutex_timedlock(&wd->lock, &until))
+		return __atomic_load_n(&wd->last_pending, __ATOMIC_RELAXED);
 	for (q = wd->queues; q; q = q->next) {
 		launched = __atomic_load_n(&q->launched, __ATOMIC_ACQUIRE);
 		done = __atomic_load_n(&q->completed, __ATOMIC_RELAXED);
@@ -645,7 +664,10 @@ uint32_t worker_watchdog_pending(struct worker *w)
 			n += launched - done;
 	}
 	pthread_mutex_unlock(&wd->lock);
-	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;
+	__atomic_store_n(&wd->last_pending, (uint32_t)n, __ATOMIC_RELAXED);
+	return (uint32_t)n;
 }
 
 void worker_watchdog_sync_begin(struct worker *w, struct worker_wd_queue *q)
