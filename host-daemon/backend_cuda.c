@@ -22,8 +22,15 @@
  * threads. So by default every driver call on the context is made under
  * b->api; the calls that wait for the device (stream and event
  * synchronisation) are made outside it, so one client waiting never
- * blocks another. VGPU_CUDA_SERIALIZE=0 turns the lock off (to measure
- * whether it matters; a vGPU cannot be resized then).
+ * blocks another. So are the calls that belong to no context and that the
+ * driver makes wait for all work of every context (measured on the H200:
+ * library loading and unloading, unpinning host memory, freeing pinned
+ * memory wait while any stream waits for a host function): a client's
+ * pending host function then holds up only the client that loads or
+ * unpins, not every client of the vGPU behind the lock (issue 16). They
+ * run with the thread's context made current (api_ctx). VGPU_CUDA_SERIALIZE=0
+ * turns the lock off (to measure whether it matters; a vGPU cannot be resized
+ * then).
  *
  * Resize (dynamic partitioning): the slice is a struct cuda_slice, one
  * green context; a resize builds a new one beside the running clients and
@@ -891,24 +898,19 @@ static int cuda_mem_unmap(struct backend *b, uint64_t va, uint64_t size)
  */
 static int cuda_host_register(struct backend *b, void *p, size_t n)
 {
-	CUresult rc;
-
-	api_lock(b);
+	api_ctx(b);
 	/* DEVICEMAP: stream gates write into it (cuStreamWriteValue64);
 	 * PORTABLE: pinned for every context, so for the next one after a
 	 * resize too */
-	rc = b->cu.cuMemHostRegister_v2(p, n,
-					CU_MEMHOSTREGISTER_DEVICEMAP |
-						CU_MEMHOSTREGISTER_PORTABLE);
-	api_unlock(b);
-	return rc;
+	return b->cu.cuMemHostRegister_v2(p, n,
+					  CU_MEMHOSTREGISTER_DEVICEMAP |
+						  CU_MEMHOSTREGISTER_PORTABLE);
 }
 
 static void cuda_host_unregister(struct backend *b, void *p)
 {
-	api_lock(b);
+	api_ctx(b);
 	b->cu.cuMemHostUnregister(p);
-	api_unlock(b);
 }
 
 /* ---- stream gates: pinned, device-mapped host words --------------------- */
@@ -926,9 +928,8 @@ static int cuda_host_alloc(struct backend *b, size_t n, void **p)
 
 static void cuda_host_free(struct backend *b, void *p)
 {
-	api_lock(b);
+	api_ctx(b);
 	b->cu.cuMemFreeHost(p);
-	api_unlock(b);
 }
 
 /* p is in host_alloc memory or a data area registered with DEVICEMAP. */
@@ -1147,10 +1148,9 @@ static int cuda_library_load(struct backend *b, const void *image, size_t len,
 		free(copy);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	api_lock(b);
+	api_ctx(b);
 	rc = b->cu.cuLibraryLoadData(&l->lib, code, NULL, NULL, 0, NULL, NULL,
 				     0);
-	api_unlock(b);
 	free(copy);
 	if (rc) {
 		free(l);
@@ -1171,10 +1171,10 @@ static void cuda_library_unload(struct backend *b, struct backend_library *l)
 	LIST_DEL(b->libs, l);
 	pthread_mutex_unlock(&b->lock);
 	api_lock(b);
-	b->cu.cuLibraryUnload(l->lib);
 	b->globals -= l->nglobals;
 	cuda_globals_drop(b, l);
 	api_unlock(b);
+	b->cu.cuLibraryUnload(l->lib); /* no context's: may wait (above) */
 	while (l->kernels) {
 		struct backend_kernel *k = l->kernels;
 

@@ -162,6 +162,14 @@ static inline void api_unlock(struct backend *b)
 		pthread_mutex_unlock(&b->api);
 }
 
+/* For a call that belongs to no context and may wait for the device: the
+ * thread's context made current, the lock not held over the call. */
+static inline void api_ctx(struct backend *b)
+{
+	api_lock(b);
+	api_unlock(b);
+}
+
 /* Doubly linked list helpers for the tracked objects. */
 #define LIST_ADD(head, o)                                                      \
 	do {                                                                   \
