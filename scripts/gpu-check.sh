@@ -137,7 +137,9 @@ if [ $BENCH_ONLY = 0 ]; then
 	run_prog hf hostfn_threads "$PROGS/hostfn_threads" run 8 300
 	run_prog hf alloc_threads "$PROGS/alloc_threads"
 	nclients() { vfield hf clients 2>/dev/null; }
+	wpid() { admin show hf | sed -n 's/.*(worker pid \([0-9]*\)).*/\1/p'; }
 	for how in sync free ctxsync; do
+		r0=$(vfield hf restarts)
 		on hf "$PROGS/hostfn_threads" stuck $how \
 			>"$LOG/stuck.$how.log" 2>&1 &
 		victim=$!
@@ -146,26 +148,37 @@ if [ $BENCH_ONLY = 0 ]; then
 			sleep 0.1
 		done
 		sleep 0.5 # the worker waits in the stream now
-		# the cuda backend's calls for a new client (pinned data area)
-		# must not wait behind the stuck stream
-		run_prog hf "new_client_while_stuck_in_$how" "$PROGS/vector_add"
+		# another client meanwhile: the driver makes module loads,
+		# mappings and frees wait for all work of the context, the
+		# stuck stream included, so it may wait until the kill
+		on hf "$PROGS/vector_add" >"$LOG/during_stuck.$how.log" 2>&1 &
+		newc=$!
+		sleep 2
+		early=no
+		kill -0 $newc 2>/dev/null || early=yes
+		p=$(wpid)
+		for t in /proc/$p/task/*; do
+			echo "$(cat $t/comm 2>/dev/null) $(cat $t/wchan 2>/dev/null) $(cut -d' ' -f1 $t/syscall 2>/dev/null)"
+		done >"$LOG/during_stuck.$how.threads" 2>&1
 		t0=$(date +%s%N)
 		kill -KILL $victim
 		wait $victim 2>/dev/null
+		wait $newc
+		nrc=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
 		for _ in $(seq 100); do
 			[ "$(nclients)" = 0 ] && break
 			sleep 0.05
 		done
 		n=$(nclients)
-		if on hf "$PROGS/vector_add" >"$LOG/after_stuck.$how.log" 2>&1 &&
-			[ "$n" = 0 ]; then
-			ms=$((($(date +%s%N) - t0) / 1000000))
-			[ $ms -le 5000 ] &&
-				ok "stuck in $how, killed: client gone, a new one ran within 5 s ($ms ms)" ||
-				bad "stuck in $how, killed: a new client ran only after $ms ms"
-		else
-			bad "stuck in $how, killed: clients $n, new client: $(tail -1 "$LOG/after_stuck.$how.log")"
-		fi
+		result "stuck in $how: a client started meanwhile finished before the kill: $early; $ms ms after it (rc $nrc); clients after: $n; worker threads: $(tr '\n' ';' <"$LOG/during_stuck.$how.threads")"
+		[ $nrc = 0 ] && [ $ms -le 5000 ] && [ "$n" = 0 ] &&
+			ok "stuck in $how, killed: client gone, the other client ran to the end within 5 s ($ms ms)" ||
+			bad "stuck in $how, killed: other client rc $nrc after $ms ms ($(tail -1 "$LOG/during_stuck.$how.log")), clients $n"
+		[ "$(vfield hf restarts)" = "$r0" ] &&
+			ok "stuck in $how: the worker was not replaced (liveness)" ||
+			bad "stuck in $how: the worker was replaced: $(grep 'replacing it' "$LOG/vgpud.log" | tail -1)"
+		run_prog hf "after_stuck_$how" "$PROGS/vector_add"
 	done
 	stop_vgpud
 
