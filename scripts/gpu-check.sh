@@ -140,8 +140,13 @@ if [ $BENCH_ONLY = 0 ]; then
 	wpid() { admin show hf | sed -n 's/.*(worker pid \([0-9]*\)).*/\1/p'; }
 	for how in sync free ctxsync; do
 		r0=$(vfield hf restarts)
-		on hf "$PROGS/hostfn_threads" stuck $how \
-			>"$LOG/stuck.$how.log" 2>&1 &
+		# the program itself in the background (no timeout wrapper:
+		# the kill must reach it)
+		(
+			export VGPU=hf VGPU_SOCKET=$RUN/client.sock \
+				LD_LIBRARY_PATH=$BUILD/lib VGPU_KERNEL_DIR=$KDIR
+			exec "$PROGS/hostfn_threads" stuck $how
+		) >"$LOG/stuck.$how.log" 2>&1 &
 		victim=$!
 		for _ in $(seq 300); do
 			grep -q stuck "$LOG/stuck.$how.log" && break
