@@ -394,6 +394,12 @@ vgpu_field()
 		END { exit found ? 0 : 1 }'
 }
 
+# vgpu_worker_pid VGPU: the pid of its worker, from `vgpu-admin show`.
+vgpu_worker_pid()
+{
+	vadmin show "$1" | sed -n 's/.*(worker pid \([0-9]*\)).*/\1/p'
+}
+
 # ---- clients ----------------------------------------------------------
 
 # client VGPU COMMAND...: runs a program as a client of that vGPU, with

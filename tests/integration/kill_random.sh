@@ -10,11 +10,10 @@ set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 vgpu_test_start
 tap_run "create vGPU a (16 SMs, 1 GiB)" vadmin create a --sms 16 --memory 1G
-worker_pid() { vadmin show "$1" | sed -n 's/.*(worker pid \([0-9]*\)).*/\1/p'; }
 used_is() { [ "$(vgpu_field a USED)" = "$1" ]; }
 clients_is() { [ "$(vgpu_field a CLIENTS)" = "$1" ]; }
 used0=$(vgpu_field a USED)
-pid0=$(worker_pid a)
+pid0=$(vgpu_worker_pid a)
 RANDOM=$$ # a failure prints its seed below
 seed=$RANDOM
 RANDOM=$seed
@@ -54,10 +53,10 @@ else
 		"USED is $(vgpu_field a USED || true)"
 fi
 tap_run "a new client runs on a" client a "$(prog hostfn_threads)" run 4 50
-if [ "$(worker_pid a)" = "$pid0" ]; then
+if [ "$(vgpu_worker_pid a)" = "$pid0" ]; then
 	tap_ok "the worker is the same (pid $pid0): nothing was restarted"
 else
-	tap_not_ok "the worker is the same" "was $pid0, now '$(worker_pid a)'"
+	tap_not_ok "the worker is the same" "was $pid0, now '$(vgpu_worker_pid a)'"
 fi
 tap_vgpud_alive
 tap_vgpud_stops

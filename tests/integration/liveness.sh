@@ -14,7 +14,6 @@ tap_run "create w (save points every 1 s)" \
 tap_run "create by (bystander, same domain)" \
 	vadmin create by --sms 8 --memory 64M
 
-worker_pid() { vadmin show "$1" | sed -n 's/.*(worker pid \([0-9]*\)).*/\1/p'; }
 
 mkdir -p "$TEST_TMP/dw"
 client_bg "$TEST_TMP/w.out" w "$(prog state_pattern)" hold "$TEST_TMP/dw" 8
@@ -22,8 +21,8 @@ hold=$BG_PID
 wait_for 60 "w's state_pattern to be ready" test -e "$TEST_TMP/dw/ready" ||
 	true
 sleep 2.5 # a save point after the patterns were written
-old=$(worker_pid w)
-by_old=$(worker_pid by)
+old=$(vgpu_worker_pid w)
+by_old=$(vgpu_worker_pid by)
 if [ -n "$old" ] && [ -n "$by_old" ]; then
 	tap_ok "w's worker is pid $old, by's is $by_old"
 else
@@ -38,7 +37,7 @@ tap_run "while w's worker is wedged: the bystander runs" \
 replaced()
 {
 	local p
-	p=$(worker_pid w)
+	p=$(vgpu_worker_pid w)
 	[ -n "$p" ] && [ "$p" != "$old" ] &&
 		[ "$(vgpu_field w STATE)" = running ]
 }
@@ -59,11 +58,11 @@ grep "vGPU w" "$VGPUD_LOG" | tail -n 6 | tap_diag
 tap_expect "vgpud's log says why" 0 \
 	"vGPU w: worker pid $old sent no statistics for [0-9]+ ms: it stopped serving; replacing it" \
 	cat "$VGPUD_LOG"
-if [ "$(worker_pid by)" = "$by_old" ]; then
+if [ "$(vgpu_worker_pid by)" = "$by_old" ]; then
 	tap_ok "only w restarted: by keeps its worker (pid $by_old)"
 else
 	tap_not_ok "only w restarted: by keeps its worker" \
-		"by's worker is now '$(worker_pid by)'"
+		"by's worker is now '$(vgpu_worker_pid by)'"
 fi
 
 rc=0
