@@ -42,6 +42,15 @@ x = torch.zeros(1, device="cuda")
 a = torch.randn(256, 256, device="cuda")
 print("torch", torch.__version__, float((x + 1).item()), float((a @ a).sum().abs() > 0))'
 
+# what the driver answers cuGetProcAddress with, name by name, version by
+# version (tests/trace/proc_map.c)
+nm -D --defined-only "$CU/lib64/stubs/libcuda.so" |
+	awk '$2 == "T" { print $3 }' >"$T/stub-exports.txt"
+gcc -I"$CU/include" -o "$T/proc_map" tests/trace/proc_map.c \
+	-L"$CU/lib64/stubs" -lcuda -ldl &&
+	"$T/proc_map" "$T/stub-exports.txt" >"$T/procmap.txt"
+echo "proc map: $(wc -l <"$T/procmap.txt") lines, exit $?"
+
 {
 	for f in "$T"/*.trace; do
 		n=$(basename "$f" .trace)
@@ -58,4 +67,5 @@ cat "$T"/*.trace | grep '^export' | awk '{ print $2, $4 }' | sort | uniq -c
 if [ -n "${OUT:-}" ]; then
 	tar -czf "$OUT/trace-inventory.tgz" -C "$BUILD" trace
 	cp "$T/summary.txt" "$OUT/trace-summary.txt"
+	cp "$T/procmap.txt" "$OUT/procmap.txt"
 fi
