@@ -252,3 +252,29 @@ VGPU_API CUresult CUDAAPI cuLaunchKernel_ptsz(
 			      blockDimY, blockDimZ, sharedMemBytes, hStream,
 			      kernelParams, extra);
 }
+
+VGPU_API CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream,
+						unsigned int *flags)
+{
+	return cuStreamGetFlags(hStream, flags);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamGetPriority_ptsz(CUstream hStream,
+						   int *priority)
+{
+	return cuStreamGetPriority(hStream, priority);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream,
+						   CUstreamCallback callback,
+						   void *userData,
+						   unsigned int flags)
+{
+	return cuStreamAddCallback(hStream, callback, userData, flags);
+}
+
+VGPU_API CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn,
+						void *userData)
+{
+	return cuLaunchHostFunc(hStream, fn, userData);
+}
