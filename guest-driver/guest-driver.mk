@@ -33,14 +33,47 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/cuda_pointer.c \
 	guest-driver/lib/cuda_proc.c \
 	guest-driver/lib/cuda_reset.c \
-	guest-driver/lib/cuda_stream.c
+	guest-driver/lib/cuda_stream.c \
+	guest-driver/lib/cuda_unsupported.c
 
-CLIENT_LIB_OBJS := $(CLIENT_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+CLIENT_LIB_HAND_OBJS := $(CLIENT_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CLIENT_LIB_CFLAGS := -fPIC -fvisibility=hidden
 
-$(CLIENT_LIB_OBJS): $(BUILD)/obj/%.o: %.c
+$(CLIENT_LIB_HAND_OBJS): $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(CLIENT_LIB_CFLAGS) -c -o $@ $<
+
+# Generated at build time, never committed (guest-driver/lib/README.md):
+# - cuda_stubs.c: every function NVIDIA's stub libcuda.so exports, or that
+#   PROCMAP names, and the hand-written objects do not define, failing
+#   with CUDA_ERROR_NOT_SUPPORTED and saying so (gen_cuda_stubs.py);
+# - cuda_proc_table.c: cuGetProcAddress's answers, from what NVIDIA's
+#   driver answered (PROCMAP, measured on the GPU machine; gen_proc_table.py).
+#   A function it names that the library lacks fails the link.
+PROCMAP := guest-driver/lib/procmap-cuda13.txt
+CUDA_STUBS_SRC := $(BUILD)/gen/guest-driver/cuda_stubs.c
+CUDA_PROC_TABLE_SRC := $(BUILD)/gen/guest-driver/cuda_proc_table.c
+CLIENT_LIB_GEN_OBJS := $(BUILD)/obj/gen/guest-driver/cuda_stubs.o \
+	$(BUILD)/obj/gen/guest-driver/cuda_proc_table.o
+CLIENT_LIB_OBJS := $(CLIENT_LIB_HAND_OBJS) $(CLIENT_LIB_GEN_OBJS)
+
+$(CUDA_STUBS_SRC): guest-driver/lib/gen_cuda_stubs.py $(PROCMAP) \
+		  $(CLIENT_LIB_HAND_OBJS) $(CUDA_HOME)/lib64/stubs/libcuda.so
+	@mkdir -p $(@D)
+	guest-driver/lib/gen_cuda_stubs.py $(CUDA_HOME) $(PROCMAP) \
+		$(CLIENT_LIB_HAND_OBJS) > $@.tmp
+	mv $@.tmp $@
+
+$(CUDA_PROC_TABLE_SRC): guest-driver/lib/gen_proc_table.py $(PROCMAP)
+	@mkdir -p $(@D)
+	guest-driver/lib/gen_proc_table.py $(PROCMAP) > $@.tmp
+	mv $@.tmp $@
+
+$(CLIENT_LIB_GEN_OBJS): $(BUILD)/obj/gen/guest-driver/%.o: \
+			$(BUILD)/gen/guest-driver/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Iguest-driver/lib $(CFLAGS) $(CLIENT_LIB_CFLAGS) \
+		-c -o $@ $<
 
 $(BUILD)/lib/libcuda.so.1: $(CLIENT_LIB_OBJS)
 	@mkdir -p $(@D)

@@ -296,7 +296,8 @@ static void api_proc_address_honours_versions(void **state)
 			 CUDA_SUCCESS);
 	assert_ptr_equal(fn, (void *)cuMemAlloc_v2);
 	assert_int_equal(st, CU_GET_PROC_ADDRESS_SUCCESS);
-	assert_int_equal(cuGetProcAddress("cuMemAlloc", &fn, 2000, 0, &st),
+	/* cuMemcpy came with CUDA 4.0 (procmap-cuda13.txt) */
+	assert_int_equal(cuGetProcAddress("cuMemcpy", &fn, 3020, 0, &st),
 			 CUDA_ERROR_NOT_FOUND);
 	assert_int_equal(st, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
 	assert_null(fn);
