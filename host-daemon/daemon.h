@@ -146,7 +146,8 @@ struct daemon_vgpu {
 	uint32_t start_failures; /* in a row */
 	char start_error[VGPU_MESSAGE_MAX];
 	struct vgpu_ctl_stats stats; /* the latest */
-	int64_t stats_ms; /* when they came (0: not watched; liveness) */
+	int64_t stats_ms;  /* when they came (0: not watched; liveness) */
+	bool stuck_logged; /* its stats' stuck_clients said once (liveness) */
 	struct daemon_conn *create_waiter;
 	struct daemon_conn *destroy_waiter;
 	uint32_t consumer_kind; /* enum vgpu_admin_consumer */
@@ -212,6 +213,7 @@ struct daemon {
 	char *wrapper_buf;	  /* the words' storage */
 	int ready_timeout_ms;	  /* DAEMON_READY_(WRAPPED_)TIMEOUT_MS */
 	int silent_ms;		  /* DAEMON_WORKER_SILENT_(WRAPPED_)MS */
+	int64_t loop_woke_ms;	  /* when this turn's poll returned (ms) */
 	struct daemon_mdev *mdev; /* the VM path; NULL when off */
 	struct daemon_mdev_retry *mdev_retry; /* reopening /dev/vgpu-ctl
 						(daemon_mdev.c); NULL: never */

@@ -2,20 +2,28 @@
 /*
  * Liveness: a worker that stops serving is replaced.
  *
- * A worker's main loop sends VGPU_CTL_STATS every second; its stats say
- * how many of its client threads are still inside a call more than 2 s
- * after their client left (the worker opened their host functions' gates
- * when they left: worker_depart.c, so such a thread is stuck for good).
- * A running worker that has sent no stats for DAEMON_WORKER_SILENT_MS
- * (its main loop is wedged: stopped, deadlocked, blocked in the driver),
- * or that reports a stuck client, is killed and started again: only it,
- * not its fault domain, since nothing says the GPU failed (DAEMON_STOP_
- * LIVENESS in worker_exited). Its other clients get a CUDA error; its
- * memory comes back from the last save point when the blueprint has save
- * points (as after a fault), else it is lost.
+ * A worker's main loop sends VGPU_CTL_STATS every second. A running worker
+ * that has sent none for DAEMON_WORKER_SILENT_MS (its main loop is wedged:
+ * stopped, deadlocked, blocked in the driver) is killed and started again:
+ * only it, not its fault domain, since nothing says the GPU failed
+ * (DAEMON_STOP_LIVENESS in worker_exited). Its other clients get a CUDA
+ * error; its memory comes back from the last save point when the
+ * blueprint has save points (as after a fault), else it is lost.
+ *
+ * A client that leaves inside a call is cleaned up by the worker itself
+ * (worker_depart.c opens its host functions' gates). Its thread may still
+ * be in a call for long after that without anything being wrong: its
+ * queued kernels run to their end (a chain of kernels each under the time
+ * limit may take minutes), and on the cuda backend unloading its modules
+ * waits behind another client's pending host function. So such a thread
+ * is reported (the stats' stuck_clients, one log line per report), not
+ * taken for a wedged worker: a worker is replaced only when it is silent.
  *
  * Not while a resize or a save, restore or migration is in flight: those
- * run on the worker's main loop and have deadlines of their own.
+ * run on the worker's main loop and have deadlines of their own. A turn
+ * of vgpud's own loop that took long before its timers (a slow disk, a
+ * slow user database) moves every clock on by that much, so that stats
+ * still unread in the sockets do not count as missing.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -57,6 +65,10 @@ static void liveness_replace(struct daemon *d, struct daemon_vgpu *v,
 void daemon_liveness_check(struct daemon *d, int64_t now)
 {
 	struct daemon_vgpu *v;
+	/* how long this turn of the loop has run before the timers */
+	int64_t gap = d->loop_woke_ms && now > d->loop_woke_ms
+			      ? now - d->loop_woke_ms
+			      : 0;
 	char why[128];
 
 	for (v = d->vgpus; v && !d->stopping; v = v->next) {
@@ -66,14 +78,23 @@ void daemon_liveness_check(struct daemon *d, int64_t now)
 		}
 		if (!v->stats_ms)
 			v->stats_ms = now;
-		if (v->stats.stuck_clients) {
-			snprintf(why, sizeof(why),
-				 "has %u client thread%s stuck in a call "
-				 "after the client left",
-				 v->stats.stuck_clients,
-				 v->stats.stuck_clients == 1 ? "" : "s");
-			liveness_replace(d, v, why);
-		} else if (now - v->stats_ms > d->silent_ms) {
+		/* vgpud itself did not look for a while: nor could it read */
+		if (gap > d->silent_ms / 2)
+			v->stats_ms += gap;
+		if (v->stats.stuck_clients && !v->stuck_logged) {
+			daemon_log("vGPU %s: worker pid %d has %u client "
+				   "thread%s still in a call more than 2 s "
+				   "after the client left (its queued work or "
+				   "another client's host function); not "
+				   "replaced while it sends stats",
+				   v->cfg.name, (int)v->pid,
+				   v->stats.stuck_clients,
+				   v->stats.stuck_clients == 1 ? "" : "s");
+			v->stuck_logged = true;
+		} else if (!v->stats.stuck_clients) {
+			v->stuck_logged = false;
+		}
+		if (now - v->stats_ms > d->silent_ms) {
 			snprintf(why, sizeof(why),
 				 "sent no statistics for %lld ms: it stopped "
 				 "serving",

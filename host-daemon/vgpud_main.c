@@ -686,6 +686,7 @@ static int loop_once(struct daemon *d, struct poll_set *ps, bool listen)
 		return -1;
 	}
 	r = poll(ps->fds, ps->n, poll_timeout(d, daemon_now_ms()));
+	d->loop_woke_ms = daemon_now_ms(); /* daemon_liveness.c */
 	if (r < 0 && errno != EINTR) {
 		daemon_log("poll: %s", strerror(errno));
 		return -1;

@@ -54,7 +54,8 @@
 #define WORKER_CQ_FULL_SLEEP_MS 1  /* poll interval while the CQ is full */
 #define WORKER_STOP_JOIN_S	10 /* how long shutdown waits per client */
 /* a departed client's thread still busy this long after its gates were
- * opened is stuck for good: reported in the stats (daemon_liveness.c) */
+ * opened is reported in the stats (its queued work may simply be long:
+ * daemon_liveness.c) */
 #define WORKER_DEPART_STUCK_NS 2000000000ull
 
 enum { EV_SUBMIT = 1, EV_SOCK = 2, EV_KICK = 3 };
@@ -82,6 +83,7 @@ struct worker_client {
 			worker_sched.h) */
 	int done;    /* the thread has finished and freed the session */
 	uint64_t departed_ns; /* when its socket hung up (atomic; 0: not) */
+	bool stuck_logged;    /* the stats said it is still in a call */
 	bool swap_failing;    /* swapped out past vgpud's bound: its queued
 				 calls fail (client thread only) */
 
@@ -904,10 +906,12 @@ void worker_client_stats(struct worker *w, struct vgpu_ctl_stats *st)
 		if (gone && now - gone > WORKER_DEPART_STUCK_NS &&
 		    !__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
 			st->stuck_clients++;
-			worker_log(w,
-				   "%s: its thread is still in a call %.1f s "
-				   "after the client left",
-				   c->label, (now - gone) / 1e9);
+			if (!c->stuck_logged)
+				worker_log(w,
+					   "%s: its thread is still in a call "
+					   "%.1f s after the client left",
+					   c->label, (now - gone) / 1e9);
+			c->stuck_logged = true;
 		}
 		if (!__atomic_load_n(&c->serving, __ATOMIC_ACQUIRE))
 			continue;

@@ -156,8 +156,8 @@ struct vgpu_ctl_channel {
 struct vgpu_ctl_stats {
 	uint32_t clients;
 	/* clients whose thread is still inside a call more than
-	 * WORKER_DEPART_STUCK_NS after they left: vgpud replaces the worker
-	 * (daemon_liveness.c) */
+	 * WORKER_DEPART_STUCK_NS after they left: reported by vgpud, not
+	 * acted on (daemon_liveness.c) */
 	uint32_t stuck_clients;
 	uint64_t memory_used;	/* bytes allocated by clients */
 	uint64_t memory_mapped; /* physical bytes mapped (granules) */

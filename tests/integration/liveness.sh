@@ -15,12 +15,45 @@ tap_run "create by (bystander, same domain)" \
 	vadmin create by --sms 8 --memory 64M
 
 
+# A client killed with 6 s of legal kernels still queued: its thread
+# drains them for seconds after it left. That is not a wedged worker: the
+# worker and a bystander client of the same vGPU carry on.
+tap_run "create q" vadmin create q --sms 8 --memory 64M
+q_pid=$(vgpu_worker_pid q)
+client_bg "$TEST_TMP/qby.out" q "$(prog busy_loop)" 10 4096
+qby=$BG_PID
+client_bg "$TEST_TMP/qlw.out" q "$(prog long_work)" chain 10 600
+qlw=$BG_PID
+sleep 1.5
+kill -KILL "$qlw"
+wait "$qlw" 2>/dev/null || true
+if wait_for 15 "the stuck report" grep -q "vGPU q: .*still in a call" \
+	"$VGPUD_LOG"; then
+	tap_ok "a departed client's thread draining queued kernels is reported"
+else
+	tap_not_ok "a departed client's thread draining queued kernels is reported"
+fi
+tap_wait_pid "... and the bystander client of q finishes correctly" "$qby" 60 \
+	"$TEST_TMP/qby.out"
+if [ "$(vgpu_worker_pid q)" = "$q_pid" ] &&
+	! grep -q "vGPU q: .*replacing it" "$VGPUD_LOG"; then
+	tap_ok "... and q's worker was not replaced (pid $q_pid)"
+else
+	tap_not_ok "... and q's worker was not replaced" \
+		"was $q_pid, now $(vgpu_worker_pid q)"
+	grep "vGPU q" "$VGPUD_LOG" | tail -n 5 | tap_diag
+fi
+
 mkdir -p "$TEST_TMP/dw"
 client_bg "$TEST_TMP/w.out" w "$(prog state_pattern)" hold "$TEST_TMP/dw" 8
 hold=$BG_PID
 wait_for 60 "w's state_pattern to be ready" test -e "$TEST_TMP/dw/ready" ||
 	true
-sleep 2.5 # a save point after the patterns were written
+# a save point after the patterns were written (one a second)
+saves() { vadmin show w --json | sed -n 's/.*"save_points": \([0-9]*\).*/\1/p'; }
+s0=$(saves)
+wait_for 30 "a save point after the patterns" \
+	test "$(saves)" -gt "$((${s0:-0} + 1))" || true
 old=$(vgpu_worker_pid w)
 by_old=$(vgpu_worker_pid by)
 if [ -n "$old" ] && [ -n "$by_old" ]; then
