@@ -17,16 +17,28 @@ tap_run "create vGPU b (bystander)" vadmin create b --sms 8 --memory 256M
 used_is() { [ "$(vgpu_field a USED)" = "$1" ]; }
 clients_is() { [ "$(vgpu_field a CLIENTS)" = "$1" ]; }
 used0=$(vgpu_field a USED)
+pid0=$(vgpu_worker_pid a)
+# the worker itself cleaned up, not vgpud's liveness by replacing it
+not_replaced()
+{
+	if [ "$(vgpu_worker_pid a)" = "$pid0" ] &&
+		! grep -q "vGPU a: .*replacing it" "$VGPUD_LOG"; then
+		tap_ok "$1: a's worker is the same (pid $pid0), not replaced"
+	else
+		tap_not_ok "$1: a's worker is the same, not replaced" \
+			"was $pid0, now $(vgpu_worker_pid a)"
+	fi
+}
 
 # the smallest case, then more threads: each run hung most of the time
 for t in 2 4 8; do
 	tap_run "$t threads queue host functions and synchronise their streams: all run once, in order, results correct" \
 		client a "$(prog hostfn_threads)" run "$t" 150
 done
-# a host function that sleeps 3 s: another client of the vGPU (with host
+# a host function that sleeps 6 s: another client of the vGPU (with host
 # functions of its own) and the bystander vGPU go on meanwhile; the
 # sleeper's own client finishes correctly after it
-client_bg "$TEST_TMP/slow.out" a "$(prog hostfn_threads)" slow 3
+client_bg "$TEST_TMP/slow.out" a "$(prog hostfn_threads)" slow 6
 slow=$BG_PID
 sleep 0.5
 tap_run "while a host function sleeps: another client's host functions run" \
@@ -38,7 +50,7 @@ else
 fi
 tap_run "while a host function sleeps: the bystander vGPU runs" \
 	client b "$(prog vector_add)" 65536
-tap_wait_pid "a host function sleeping 3 s: its own client then finishes correctly" \
+tap_wait_pid "a host function sleeping 6 s: its own client then finishes correctly" \
 	"$slow" 60 "$TEST_TMP/slow.out"
 tail -n 1 "$TEST_TMP/slow.out" | tap_diag
 
@@ -72,6 +84,7 @@ for how in sync free ctxsync; do
 	fi
 	tap_run "stuck/$how: a new client runs on the same vGPU" \
 		client a "$(prog vector_add)" 65536
+	not_replaced "stuck/$how"
 done
 
 # 70 stuck clients killed one after the other: more than the vGPU's 64
@@ -94,6 +107,7 @@ fi
 tap_run "after 70 stuck clients: a new client runs on a" \
 	client a "$(prog vector_add)" 65536
 tap_run "the bystander b ran throughout" client b "$(prog vector_add)" 65536
+not_replaced "after 70 stuck clients"
 if wait_for 10 "USED to return to $used0" used_is "$used0"; then
 	tap_ok "after 70 stuck clients: USED is back to $used0"
 else
