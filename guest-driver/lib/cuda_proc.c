@@ -48,8 +48,10 @@ static const struct proc_step *steps_of(const char *name, int per_thread,
 /*
  * Works before cuInit, as cudart needs. The answer is the last step not
  * newer than cudaVersion (a version above every step gets the newest
- * variant). No function there: CUDA_ERROR_NOT_FOUND, and symbolStatus
- * says why, as cuda.h defines the two: VERSION_NOT_SUFFICIENT when a
+ * variant). No function there: CUDA_SUCCESS with *pfn NULL, as cuda.h
+ * documents and NVIDIA's driver answered the runtime's request for ""
+ * (tests/trace/inventory-cuda13.txt), and symbolStatus says why, as
+ * cuda.h defines the two: VERSION_NOT_SUFFICIENT when a
  * later step of the same name and flags has a function (the caller asked
  * for a version older than the call), else SYMBOL_NOT_FOUND (a name
  * NVIDIA's driver never hands out, like cudbgMain, or one it does not
@@ -87,5 +89,5 @@ VGPU_API CUresult CUDAAPI cuGetProcAddress_v2(
 	}
 	if (symbolStatus)
 		*symbolStatus = st;
-	return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+	return CUDA_SUCCESS;
 }

@@ -85,8 +85,8 @@ CUresult CUDAAPI cuGetExportTable(const void **table, const CUuuid *id)
 
 	trace("export {%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
 	      "%02x%02x%02x%02x%02x%02x} -> %s %d\n",
-	      u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-	      u[10], u[11], u[12], u[13], u[14], u[15],
+	      u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+	      u[11], u[12], u[13], u[14], u[15],
 	      rc == CUDA_SUCCESS ? "ok" : "error", (int)rc);
 	return rc;
 }
