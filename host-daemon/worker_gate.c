@@ -19,7 +19,8 @@
  * starts within tens of microseconds of its turn, as with CUDA.
  *
  * Locks: pump->lock guards the list of sessions with gates and every
- * slot. Backend calls are made outside it.
+ * slot (it nests inside clients_lock: worker_client_departed). Backend
+ * calls are made outside it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -166,24 +167,24 @@ void worker_gate_fini(struct worker *w)
 	w->gate_pump = NULL;
 }
 
-/* The session's gate table, made on first use. Lock held. */
-static int session_gates(struct worker_session *s, struct worker_gates **out)
+/*
+ * The session's gate table, made on first use: its words are allocated
+ * before the pump's lock is taken (a driver call may wait for the device,
+ * and the pump, the departure thread and the main loop's stats must not
+ * wait behind it), installed under it. Only the session's own client
+ * thread makes its table.
+ */
+static int session_gates_alloc(struct worker_session *s,
+			       struct worker_gates **out)
 {
 	struct worker *w = s->w;
-	struct worker_gate_pump *p = w->gate_pump;
-	struct worker_gates *g = s->gates;
+	struct worker_gates *g;
 	void *mem;
 	int rc;
 
-	if (g) {
-		*out = g;
+	*out = NULL;
+	if (s->gates) /* set by this thread only: no lock to read it */
 		return CUDA_SUCCESS;
-	}
-	if (!p->started) {
-		if (pthread_create(&p->thread, NULL, pump_main, p))
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		p->started = 1;
-	}
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -196,10 +197,30 @@ static int session_gates(struct worker_session *s, struct worker_gates **out)
 	g->words = mem;
 	memset(g->words, 0, WORKER_GATES_PER_SESSION * sizeof(uint64_t));
 	g->s = s;
-	g->next = p->sessions;
-	p->sessions = g;
-	s->gates = g;
 	*out = g;
+	return CUDA_SUCCESS;
+}
+
+/* Install a table made by session_gates_alloc (NULL: s has one). Lock
+ * held. */
+static int session_gates(struct worker_session *s, struct worker_gates *made,
+			 struct worker_gates **out)
+{
+	struct worker_gate_pump *p = s->w->gate_pump;
+
+	if (s->gates) {
+		*out = s->gates;
+		return CUDA_SUCCESS;
+	}
+	if (!p->started) {
+		if (pthread_create(&p->thread, NULL, pump_main, p))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		p->started = 1;
+	}
+	made->next = p->sessions;
+	p->sessions = made;
+	s->gates = made;
+	*out = made;
 	return CUDA_SUCCESS;
 }
 
@@ -228,16 +249,23 @@ int worker_gate_exec(struct worker_session *s, struct worker_stream *st,
 {
 	struct worker *w = s->w;
 	struct worker_gate_pump *p = w->gate_pump;
-	struct worker_gates *g;
+	struct worker_gates *g, *made;
 	struct gate_slot *sl;
 	uint64_t *word;
 	uint32_t i;
 	int rc;
 
-	pthread_mutex_lock(&p->lock);
-	rc = session_gates(s, &g);
+	rc = session_gates_alloc(s, &made);
 	if (rc)
-		goto out;
+		return worker_check(w, rc, "stream gate");
+	pthread_mutex_lock(&p->lock);
+	rc = session_gates(s, made, &g);
+	if (rc) {
+		pthread_mutex_unlock(&p->lock);
+		w->ops->host_free(w->be, made->words);
+		free(made);
+		return worker_check(w, rc, "stream gate");
+	}
 	if (!st->gate) {
 		for (i = 0; i < WORKER_GATES_PER_SESSION; i++)
 			if (!g->slot[i].used)
