@@ -33,6 +33,8 @@
  * stats come every second */
 #define DAEMON_WORKER_SILENT_MS		3000
 #define DAEMON_WORKER_SILENT_WRAPPED_MS 60000 /* valgrind is slow */
+/* a worker's stack limit when vgpud has none (daemon_workers.c) */
+#define DAEMON_WORKER_STACK (8ull << 20)
 /* VGPU_LIVENESS_MS sets it (0: never), at most an hour */
 #define DAEMON_WORKER_SILENT_MAX_MS 3600000
 

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -155,6 +156,26 @@ fail:
  * [--probe KIND] --ctl-fd N. Returns its pid and vgpud's end of the
  * control socket (non-blocking) in *ctl, or -1 with a sentence in err.
  */
+/*
+ * With no stack limit (ulimit -s unlimited, common on HPC hosts) Linux
+ * places mmaps and shared libraries bottom-up from about 0x14xxxxxxxxxx,
+ * inside the vGPU windows (include/vgpu/va.h): the worker's own libraries
+ * then sat in a window and its creates failed (review of issue 16). The
+ * worker gets a finite one: the default layout, top-down from the stack.
+ * In the child, before exec.
+ */
+static void worker_stack_limit(void)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_STACK, &r) == 0 && r.rlim_cur == RLIM_INFINITY) {
+		r.rlim_cur = DAEMON_WORKER_STACK;
+		if (r.rlim_max != RLIM_INFINITY && r.rlim_max < r.rlim_cur)
+			r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_STACK, &r);
+	}
+}
+
 static pid_t worker_spawn(struct daemon *d, const char *probe, bool mps,
 			  int *ctl, char *err, size_t errlen)
 {
@@ -201,6 +222,7 @@ static pid_t worker_spawn(struct daemon *d, const char *probe, bool mps,
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
+		worker_stack_limit();
 		if (null >= 0)
 			dup2(null, 0);
 		if (setgroups(d->nworker_groups, d->worker_groups) < 0 ||

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The worker's hold on its VA window (include/vgpu/va.h) from start-up
- * until its backend maps the window itself: whatever the process maps in
- * between (cuInit alone maps a great deal) cannot land there.
+ * until its backend takes the window: the sim backend takes the hold
+ * itself; the cuda backend gives it back before cuInit, since the driver
+ * never hands out a range the process had mapped when it started
+ * (backend_cuda.c).
  */
 #ifndef VGPU_VA_HOLD_H
 #define VGPU_VA_HOLD_H

@@ -6,16 +6,23 @@
  * device pointers come from its worker on the host).
  *
  * Why 17 TiB .. 80 TiB (x86-64, 47-bit user space below 0x800000000000):
- * nothing the kernel or the loader places on its own goes there.
+ * nothing the kernel or the loader places on its own goes there, in the
+ * default layout:
  *   - position-independent executables load at 0x555555554000 plus up to
  *     mmap_rnd_bits of randomisation upwards (0x55.. to 0x56.. by
  *     default, 0x65.. at the maximum of 32 bits), their brk heap right
  *     after them; the old windows from 0x500000000000 up met them there;
  *   - mmap and shared libraries are placed top-down from below the stack
- *     (0x7f..); they reach 80 TiB only after some 47 TiB of mappings;
+ *     (0x7f..); they reach 80 TiB only after some 47 TiB of mappings.
+ *     Not with no stack limit (ulimit -s unlimited): the legacy layout
+ *     maps bottom-up from about 0x14.., inside the range; vgpud gives its
+ *     workers a finite limit, and a client under the legacy layout is
+ *     told at cuInit which windows it could not reserve;
  *   - non-PIE executables sit at 0x400000, their heap after them;
- *   - whatever the CUDA driver maps for itself in the worker cannot take
- *     the worker's window, held from before cuInit;
+ *   - on the sim backend the worker holds its window from start-up; on
+ *     the cuda backend it gives the hold back before cuInit (the driver
+ *     never hands out what the process had mapped when it started), so
+ *     from cuInit to cuMemAddressReserve only the driver maps there;
  *   - AddressSanitizer's shadow ends at 0x10007fff7fff: the first window
  *     starts above it, at 17 TiB, so that an ASan-built client can
  *     reserve every window.
