@@ -923,12 +923,13 @@ void worker_client_stats(struct worker *w, struct vgpu_ctl_stats *st)
 	pthread_mutex_unlock(&w->clients_lock);
 	/*
 	 * Not nested in clients_lock: the fault path takes them the other
-	 * way round. Never waited for: a client thread may hold it across a
-	 * driver call that waits for the device (the driver makes mapping,
-	 * freeing and module loading wait for all work of the context, a
-	 * host function another client never runs included), and the main
-	 * loop's stats are vgpud's sign that the worker lives
-	 * (daemon_liveness.c). Busy: the last figures again.
+	 * way round. Never waited for: the main loop's stats are vgpud's
+	 * sign that the worker lives (daemon_liveness.c), and a lock a
+	 * client thread holds across the driver must not stop them (the
+	 * driver makes some calls wait for all work of the context, a host
+	 * function another client never runs included; measured on the
+	 * H200 the mappings under this lock do not, but nothing promises
+	 * it). Busy: the last figures again.
 	 */
 	if (pthread_rwlock_tryrdlock(&w->mem_lock) == 0) {
 		w->stats_memory_used = w->mem.used;
