@@ -15,6 +15,10 @@
  * that window only; cuInit then says which and what holds it, and goes
  * on: the vGPU may well be in another window.
  *
+ * Under an address-space limit (ulimit -v) nothing is reserved either:
+ * the reservations count against it, and the program's own allocations
+ * would fail; cuInit says so.
+ *
  * Under valgrind nothing is reserved, and nothing said (a run under
  * valgrind is a debugging run, and its output is the program's):
  * memcheck keeps about 1.3 GiB of bookkeeping per TiB mapped, even
@@ -23,6 +27,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,9 +53,17 @@ __attribute__((constructor)) static void client_va_reserve(void)
 	unsigned int missed = 0;
 	char holder[256];
 	int rc, first_rc = 0;
+	struct rlimit as;
 
 	if (client_va_under_valgrind())
 		return;
+	if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+		snprintf(client_va_note, sizeof(client_va_note),
+			 "vgpu: an address-space limit is set (ulimit -v): "
+			 "the vGPU VA windows are not reserved, so host "
+			 "memory can alias device pointers");
+		return;
+	}
 	for (i = 0; i < VGPU_VA_WINDOWS; i++) {
 		uint64_t base = VGPU_VA_FIRST + i * VGPU_VA_WINDOW;
 
