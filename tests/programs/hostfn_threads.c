@@ -221,7 +221,8 @@ static void *chaos_thread(void *arg)
 		r = prog_rand(&seed);
 		i = r % 8;
 		if (!held[i]) {
-			CHECK(cuMemAlloc(&held[i], 4096 + (r >> 8) % (1 << 20)));
+			CHECK(cuMemAlloc(&held[i],
+					 4096 + (r >> 8) % (1 << 20)));
 			CHECK(cuMemcpyHtoDAsync(held[i], buf, sizeof(buf) / 4,
 						t->s));
 		}
