@@ -100,7 +100,10 @@ wait "$chain" 2>/dev/null || true
 tap_ok "a client is killed with SIGKILL in a chain of 200000 launches"
 tap_run "the vGPU still runs ordering correctly afterwards" \
 	client a "$(prog ordering)" 1000
-if wait_for 15 "USED to return to $used0" used_is "$used0"; then
+# its memory is freed once its queue has drained: up to 200000 launches
+# on the simulator, which a loaded 2-core machine runs for tens of
+# seconds (a 15 s bound failed now and then in fresh-clone CI runs)
+if wait_for 90 "USED to return to $used0" used_is "$used0"; then
 	tap_ok "USED is back to $used0 after the killed launcher"
 else
 	tap_not_ok "USED is back to $used0 after the killed launcher" \
