@@ -164,6 +164,20 @@ l1_broke_in_kvm()
 		grep -Eq 'kvm \[[0-9]+\]: vcpu' "$1"
 }
 
+# l1_froze_in_kvm LOG: L1 timed out and its console stopped while L2 was
+# booting: L1 had started L2 (its hooks' lines), L2 never said it was up,
+# and L1's own watchdog (L2_UP_TIMEOUT, 180 s under KVM) never said it
+# gave up, so L1 itself stood still: TCG's SVM emulation wedged it (seen
+# in a fresh-clone CI run, 2026-11-28), with none of our module in the
+# log.
+l1_froze_in_kvm()
+{
+	! grep -q '\[vgpu_mdev\]' "$1" || return 1
+	grep -q 'L1: device_del vgpu0 sent\|L1: vgpu-admin resize' "$1" &&
+		! grep -q 'vgpu-l2: up ' "$1" &&
+		! grep -q "no 'vgpu-l2: up' in" "$1"
+}
+
 # vm_host_l1 TIMEOUT [ARGS...]: boots L1 and runs its suite
 # (vm-images/l2/run-l1.sh --timeout TIMEOUT ARGS; an empty TIMEOUT: 600 s,
 # 1800 with L2_ACCEL=tcg, since L2 under TCG takes about 15 minutes), then
@@ -187,6 +201,8 @@ vm_host_l1()
 			why="L2 got stuck in L1's KVM (a soft lockup)"
 		elif [ "$rc" -eq 125 ] && l1_broke_in_kvm "$LOG/l1.out"; then
 			why="L1's kernel crashed or reset in KVM, under QEMU, not in vgpu_mdev"
+		elif [ "$rc" -eq 124 ] && l1_froze_in_kvm "$LOG/l1.out"; then
+			why="L1 went silent while L2 booted under its KVM"
 		fi
 		if [ -z "$why" ] || [ "$attempt" -ge "$boots" ] ||
 			[ $((SECONDS - t0)) -ge 900 ]; then
