@@ -57,7 +57,8 @@ CLIENT_LIB_GEN_OBJS := $(BUILD)/obj/gen/guest-driver/cuda_stubs.o \
 	$(BUILD)/obj/gen/guest-driver/cuda_proc_table.o
 CLIENT_LIB_OBJS := $(CLIENT_LIB_HAND_OBJS) $(CLIENT_LIB_GEN_OBJS)
 
-$(CUDA_STUBS_SRC): guest-driver/lib/gen_cuda_stubs.py $(PROCMAP) \
+$(CUDA_STUBS_SRC): guest-driver/lib/gen_cuda_stubs.py guest-driver/lib/gen_nm.py \
+		$(PROCMAP) \
 		  $(CLIENT_LIB_HAND_OBJS) $(CUDA_HOME)/lib64/stubs/libcuda.so
 	@mkdir -p $(@D)
 	guest-driver/lib/gen_cuda_stubs.py $(CUDA_HOME) $(PROCMAP) \
@@ -126,7 +127,8 @@ $(CUDART_LIB_OBJS): $(BUILD)/obj/%.o: %.c
 CUDART_STUBS_SRC := $(BUILD)/gen/guest-driver/cudart_stubs.c
 CUDART_STUBS_OBJ := $(BUILD)/obj/gen/guest-driver/cudart_stubs.o
 
-$(CUDART_STUBS_SRC): guest-driver/lib/gen_cudart_stubs.py $(CUDART_LIB_OBJS) \
+$(CUDART_STUBS_SRC): guest-driver/lib/gen_cudart_stubs.py guest-driver/lib/gen_nm.py \
+		$(CUDART_LIB_OBJS) \
 		     $(CUDA_HOME)/lib64/libcudart.so.13
 	@mkdir -p $(@D)
 	guest-driver/lib/gen_cudart_stubs.py $(CUDA_HOME) $(CUDART_LIB_OBJS) \

@@ -25,24 +25,12 @@ stops: a generic stub would hand the caller a wrong value.
 """
 import os
 import re
-import subprocess
 import sys
+
+from gen_nm import nm_names
 
 HEADERS = ["cuda.h", "cudaGL.h", "cudaEGL.h", "cudaVDPAU.h", "cudaProfiler.h"]
 SUFFIX = re.compile(r"^(\w+?)_(ptsz|ptds|v\d+)$")
-
-
-def nm_names(args):
-    """Defined global text symbols of nm ARGS, without @version."""
-    nm = os.environ.get("NM", "nm")
-    out = subprocess.run([nm] + args, check=True, capture_output=True,
-                         text=True).stdout
-    names = set()
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) >= 3 and f[1] in ("T", "W"):
-            names.add(f[2].split("@")[0])
-    return names
 
 
 def procmap_symbols(path):

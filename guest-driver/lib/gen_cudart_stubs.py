@@ -28,8 +28,9 @@ convention leaves the arguments to the caller).
 """
 import os
 import re
-import subprocess
 import sys
+
+from gen_nm import nm_names
 
 # Headers whose declarations the generated file can compile against.
 INCLUDED = ["cuda_runtime_api.h", "cuda_profiler_api.h"]
@@ -38,19 +39,6 @@ INTEROP = ["cuda_gl_interop.h", "cuda_egl_interop.h", "cuda_vdpau_interop.h"]
 QUALIFIERS = {"extern", "__host__", "__device__", "__cudart_builtin__",
               "__CUDA_DEPRECATED", "CUDARTAPI"}
 VARIANT = re.compile(r"^(\w+?)_(ptsz|ptds)$")
-
-
-def nm_names(args):
-    """Defined global text symbols of nm ARGS, without @version."""
-    nm = os.environ.get("NM", "nm")
-    out = subprocess.run([nm] + args, check=True, capture_output=True,
-                         text=True).stdout
-    names = set()
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) >= 3 and f[1] in ("T", "W"):
-            names.add(f[2].split("@")[0])
-    return names
 
 
 def declarations(path):
