@@ -20,6 +20,7 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/client_va.c \
 	guest-driver/lib/cuda_compat.c \
 	guest-driver/lib/cuda_context.c \
+	guest-driver/lib/cuda_debugger.c \
 	guest-driver/lib/cuda_device.c \
 	guest-driver/lib/cuda_error.c \
 	guest-driver/lib/cuda_error_table.c \

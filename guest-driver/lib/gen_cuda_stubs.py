@@ -20,8 +20,9 @@ stub never reads its arguments, so one definition fits every prototype
 (the caller passes and removes the arguments), and the interop headers
 would need window-system headers to compile. What keeps that honest is
 the return type: each name (or its base, without _vN/_ptds/_ptsz) must be
-declared in CUDA's driver headers as returning CUresult, else the build
-stops: a generic stub would hand the caller a wrong value.
+declared in CUDA's driver headers as returning CUresult, else it is left
+out with a warning (a generic stub would hand the caller a wrong value)
+and the surface test names it: write it by hand (cuda_debugger.c).
 """
 import os
 import re
@@ -90,11 +91,13 @@ def main():
         if t != "CUresult":
             bad.append("%s: %s" % (name, "not declared in %s" %
                        ", ".join(HEADERS) if t is None else "returns " + t))
-    if bad:
-        for b in bad:
-            sys.stderr.write("gen_cuda_stubs: cannot stub %s: write it by "
-                             "hand\n" % b)
-        sys.exit(1)
+    # left out, not fatal: a toolkit newer than this generator may export
+    # names no header declares (as CUDA 13.x added the debugger's cudbg*);
+    # the library still builds, and driver_surface.sh names what is missing
+    for b in bad:
+        sys.stderr.write("gen_cuda_stubs: warning: left out %s: write it by "
+                         "hand\n" % b)
+    stubs = [n for n in stubs if declared_type(n, types) == "CUresult"]
 
     out = sys.stdout
     out.write("/* SPDX-License-Identifier: MIT */\n"
