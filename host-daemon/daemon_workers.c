@@ -110,8 +110,9 @@ static void strv_free(char **v)
  * The worker's environment: PATH, the MPS directories (cuda), the
  * simulator's settings (VGPU_SIM_*), the cuda backend's (VGPU_CUDA_*:
  * the kept-context cache, the API lock; DESIGN.md), VGPU_REAL_LIBCUDA
- * and VGPU_SAVEPOINT_LOG (a log line per save point,
- * worker_savepoint.c); nothing else of ours (no LD_PRELOAD, no
+ * VGPU_SAVEPOINT_LOG (a log line per save point, worker_savepoint.c)
+ * and VGPU_SLOW_REQUEST_MS (a log line per slow request,
+ * worker_client.c); nothing else of ours (no LD_PRELOAD, no
  * LD_LIBRARY_PATH).
  */
 static char **worker_env(const struct daemon *d, bool mps)
@@ -138,7 +139,8 @@ static char **worker_env(const struct daemon *d, bool mps)
 		if (strncmp(environ[i], "VGPU_SIM_", 9) &&
 		    strncmp(environ[i], "VGPU_CUDA_", 10) &&
 		    strncmp(environ[i], "VGPU_REAL_LIBCUDA=", 18) &&
-		    strncmp(environ[i], "VGPU_SAVEPOINT_LOG=", 19))
+		    strncmp(environ[i], "VGPU_SAVEPOINT_LOG=", 19) &&
+		    strncmp(environ[i], "VGPU_SLOW_REQUEST_MS=", 21))
 			continue;
 		env[n] = strdup(environ[i]);
 		if (!env[n++])

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "ctl_msg.h"
+#include "env_number.h"
 #include "worker.h"
 #include "worker_part.h"
 #include "worker_sched.h"
@@ -57,6 +58,27 @@
  * opened is reported in the stats (its queued work may simply be long:
  * daemon_liveness.c) */
 #define WORKER_DEPART_STUCK_NS 2000000000ull
+
+/*
+ * VGPU_SLOW_REQUEST_MS=N (default 0, off): log every request that takes
+ * longer than N ms to run, with its opcode. A diagnostic for "what does
+ * this client wait for": synchronising calls are slow by nature.
+ */
+static uint64_t slow_request_ns;
+static pthread_once_t slow_request_once = PTHREAD_ONCE_INIT;
+
+static void slow_request_init(void)
+{
+	uint64_t ms;
+	char err[160];
+
+	if (env_number("VGPU_SLOW_REQUEST_MS", 0, 0, 0, 3600000, &ms, err,
+		       sizeof(err)) == 0)
+		slow_request_ns = ms * 1000000ull;
+	else
+		fprintf(stderr, "vgpu-worker: %s; not logging slow requests\n",
+			err);
+}
 
 enum { EV_SUBMIT = 1, EV_SOCK = 2, EV_KICK = 3 };
 
@@ -440,6 +462,8 @@ static void client_serve(struct worker_client *c)
 	uint32_t head = 0, cq_tail = 0, tail;
 	int held;
 
+	pthread_once(&slow_request_once, slow_request_init);
+
 	for (;;) {
 		if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
 			return;
@@ -481,6 +505,17 @@ static void client_serve(struct worker_client *c)
 				memset(&cqe, 0, sizeof(cqe));
 				cqe.tag = sqe.tag;
 				cqe.status = CUDA_ERROR_DEVICE_UNAVAILABLE;
+			} else if (slow_request_ns) {
+				uint64_t t0 = worker_now_ns(), ms;
+
+				worker_exec(&c->sess, &sqe, &cqe);
+				if (worker_now_ns() - t0 > slow_request_ns) {
+					ms = (worker_now_ns() - t0) / 1000000;
+					worker_log(c->w,
+						   "%s: opcode %u took %llu ms",
+						   c->label, sqe.opcode,
+						   (unsigned long long)ms);
+				}
 			} else {
 				worker_exec(&c->sess, &sqe, &cqe);
 			}

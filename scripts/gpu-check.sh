@@ -132,7 +132,8 @@ if [ $BENCH_ONLY = 0 ]; then
 
 	say "== host functions from threads, clients killed while the worker"
 	say "   waits for their host functions (issue 16)"
-	start_vgpud
+	# which request of the client started meanwhile waits (worker log)
+	VGPU_SLOW_REQUEST_MS=500 start_vgpud
 	admin create hf --sms 16 --memory 4G >/dev/null
 	run_prog hf hostfn_threads "$PROGS/hostfn_threads" run 8 300
 	run_prog hf alloc_threads "$PROGS/alloc_threads"
@@ -185,6 +186,7 @@ if [ $BENCH_ONLY = 0 ]; then
 			bad "stuck in $how: the worker was replaced: $(grep 'replacing it' "$LOG/vgpud.log" | tail -1)"
 		run_prog hf "after_stuck_$how" "$PROGS/vector_add"
 	done
+	result "slow requests meanwhile: $(grep -h 'took' "$LOG"/vgpud*.log 2>/dev/null | tail -6 | tr '\n' ';')"
 	stop_vgpud
 
 	say "== SM ids: under MPS %smid is virtual (each client counts from 0),"
