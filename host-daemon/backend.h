@@ -144,19 +144,14 @@ struct backend_ops {
 			     struct backend_event *end, float *ms);
 
 	/*
-	 * Optional (NULL: no STREAM_GATE). Host memory the GPU can read and
-	 * write (cuda: pinned, device-mapped); and stream operations on it:
-	 * write value to *p once everything before it on s is done; hold s
-	 * until *p >= value. p lies in host_alloc memory or in a data area
-	 * that host_register pinned (any host memory when host_register is
-	 * NULL).
+	 * Optional (NULL: no STREAM_GATE): write value to *p once everything
+	 * before it on s is done. p lies in a data area that host_register
+	 * pinned (any host memory when host_register is NULL). The stream
+	 * never waits on the host: the worker holds back what follows a
+	 * gate (worker_defer.c).
 	 */
-	int (*host_alloc)(struct backend *b, size_t n, void **p);
-	void (*host_free)(struct backend *b, void *p);
 	int (*stream_write_host)(struct backend *b, struct backend_stream *s,
 				 uint64_t *p, uint64_t value);
-	int (*stream_wait_host)(struct backend *b, struct backend_stream *s,
-				const uint64_t *p, uint64_t value);
 
 	/*
 	 * Dynamic partitioning; each optional (NULL: not supported).

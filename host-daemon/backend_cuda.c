@@ -23,12 +23,12 @@
  * b->api; the calls that wait for the device (stream and event
  * synchronisation) are made outside it, so one client waiting never
  * blocks another. So are the calls that belong to no context and that the
- * driver makes wait for all work of every context (measured on the H200:
- * library loading and unloading, unpinning host memory, freeing pinned
- * memory wait while any stream waits for a host function): a client's
- * pending host function then holds up only the client that loads or
- * unpins, not every client of the vGPU behind the lock (issue 16). They
- * run with the thread's context made current (api_ctx). VGPU_CUDA_SERIALIZE=0
+ * driver makes wait for the work of every stream of the process (measured
+ * on the H200: library unloading, unpinning host memory, freeing pinned
+ * memory): work still running then holds up only the client that unloads
+ * or unpins, not every client of the vGPU behind the lock. (Host functions
+ * never hold a stream on the GPU: worker_defer.c.) They run with the
+ * thread's context made current (api_ctx). VGPU_CUDA_SERIALIZE=0
  * turns the lock off (to measure whether it matters; a vGPU cannot be resized
  * then).
  *
@@ -913,55 +913,23 @@ static void cuda_host_unregister(struct backend *b, void *p)
 	b->cu.cuMemHostUnregister(p);
 }
 
-/* ---- stream gates: pinned, device-mapped host words --------------------- */
+/* ---- stream gates: "reached" words in the registered data area --------- */
 
-static int cuda_host_alloc(struct backend *b, size_t n, void **p)
-{
-	CUresult rc;
-
-	api_lock(b);
-	rc = b->cu.cuMemHostAlloc(
-		p, n, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
-	api_unlock(b);
-	return rc;
-}
-
-static void cuda_host_free(struct backend *b, void *p)
-{
-	api_ctx(b);
-	b->cu.cuMemFreeHost(p);
-}
-
-/* p is in host_alloc memory or a data area registered with DEVICEMAP. */
-static int cuda_stream_host_op(struct backend *b, struct backend_stream *s,
-			       uint64_t *p, uint64_t value, int wait)
+/* p lies in a data area registered with DEVICEMAP (cuda_host_register). */
+static int cuda_stream_write_host(struct backend *b, struct backend_stream *s,
+				  uint64_t *p, uint64_t value)
 {
 	CUdeviceptr d;
 	CUresult rc;
 
 	api_lock(b);
 	rc = b->cu.cuMemHostGetDevicePointer_v2(&d, p, 0);
-	if (rc == CUDA_SUCCESS && wait)
-		rc = b->cu.cuStreamWaitValue64_v2(stream_of(b, s), d, value,
-						  CU_STREAM_WAIT_VALUE_GEQ);
-	else if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS)
 		rc = b->cu.cuStreamWriteValue64_v2(
 			stream_of(b, s), d, value,
 			CU_STREAM_WRITE_VALUE_DEFAULT);
 	api_unlock(b);
 	return rc;
-}
-
-static int cuda_stream_write_host(struct backend *b, struct backend_stream *s,
-				  uint64_t *p, uint64_t value)
-{
-	return cuda_stream_host_op(b, s, p, value, 0);
-}
-
-static int cuda_stream_wait_host(struct backend *b, struct backend_stream *s,
-				 const uint64_t *p, uint64_t value)
-{
-	return cuda_stream_host_op(b, s, (uint64_t *)p, value, 1);
 }
 
 /*
@@ -2019,10 +1987,7 @@ const struct backend_ops backend_cuda_ops = {
 	.kernel_get_attribute = cuda_kernel_get_attribute,
 	.kernel_set_attribute = cuda_kernel_set_attribute,
 	.kernel_occupancy = cuda_kernel_occupancy,
-	.host_alloc = cuda_host_alloc,
-	.host_free = cuda_host_free,
 	.stream_write_host = cuda_stream_write_host,
-	.stream_wait_host = cuda_stream_wait_host,
 	.migrate_prepare = cuda_migrate_prepare,
 	.migrate_commit = cuda_migrate_commit,
 	.migrate_abort = cuda_migrate_abort,

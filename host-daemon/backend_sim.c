@@ -543,27 +543,10 @@ static int sim_memset_op(struct backend *b, struct backend_stream *s,
 }
 
 /* Stream gates: any host memory will do for the simulator. */
-static int sim_host_alloc(struct backend *b, size_t n, void **p)
-{
-	*p = calloc(1, n);
-	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-}
-
-static void sim_host_free(struct backend *b, void *p)
-{
-	free(p);
-}
-
 static int sim_stream_write_host(struct backend *b, struct backend_stream *s,
 				 uint64_t *p, uint64_t value)
 {
 	return sim_host_op(b->x, s, p, value, 0);
-}
-
-static int sim_stream_wait_host(struct backend *b, struct backend_stream *s,
-				const uint64_t *p, uint64_t value)
-{
-	return sim_host_op(b->x, s, (uint64_t *)p, value, 1);
 }
 
 /* ---- code -------------------------------------------------------------- */
@@ -1355,10 +1338,7 @@ const struct backend_ops backend_sim_ops = {
 	.kernel_get_attribute = sim_kernel_get_attribute,
 	.kernel_set_attribute = sim_kernel_set_attribute,
 	.kernel_occupancy = sim_kernel_occupancy,
-	.host_alloc = sim_host_alloc,
-	.host_free = sim_host_free,
 	.stream_write_host = sim_stream_write_host,
-	.stream_wait_host = sim_stream_wait_host,
 	.resize = sim_resize,
 	.resize_reclaim = sim_resize_reclaim,
 	.busy_ns = sim_busy_ns,

@@ -162,6 +162,15 @@ struct worker_session {
 	struct worker_gates *gates; /* worker_gate.c; NULL until first used */
 	/* the client is gone: its gates stay open (gate pump's lock) */
 	int gates_gone;
+	/* streams with deferred work (worker_defer.c); how many (atomic:
+	 * the gate pump reads it), the first deferred error, and what wakes
+	 * the client thread when a gate opens (-1: nothing, it polls) and
+	 * tells a wait to give up (NULL: never) */
+	struct worker_stream *held;
+	uint32_t nheld;
+	int defer_error;
+	int wake_fd;
+	const int *stop;
 
 	uint8_t *stage; /* library image being staged */
 	uint64_t stage_len, stage_cap;
@@ -284,9 +293,17 @@ void worker_gate_fini(struct worker *w);
 /* STREAM_GATE's checks (a0 = gate offset, a1 = sequence). CUresult. */
 int worker_gate_validate(struct worker_session *s, uint64_t off, uint64_t seq,
 			 const char **why);
-/* Enqueue "reached = seq, then wait for open >= seq" on st. CUresult. */
-int worker_gate_exec(struct worker_session *s, struct worker_stream *st,
-		     uint64_t off, uint64_t seq);
+/* Take a slot for st's gates and check that seq is above the last one
+ * (when the client enqueues the gate). CUresult. */
+int worker_gate_reserve(struct worker_session *s, struct worker_stream *st,
+			uint64_t off, uint64_t seq);
+/* Enqueue "reached = seq" on st (when the work before it is handed to
+ * the backend). CUresult. */
+int worker_gate_issue(struct worker_session *s, struct worker_stream *st,
+		      uint64_t off, uint64_t seq);
+/* The client has opened st's gate seq (or it was opened for it). */
+int worker_gate_is_open(struct worker_session *s, struct worker_stream *st,
+			uint64_t seq);
 /* Open every wait of st (before it is synchronised and destroyed), then
  * give its slot back (after). */
 void worker_gate_open_stream(struct worker_session *s,
@@ -298,6 +315,21 @@ void worker_gate_session_fini(struct worker_session *s);
 /* The client is gone and will run no more host functions: open every
  * gate of s, now and as later ones are enqueued. Any thread. */
 void worker_gate_session_gone(struct worker *w, struct worker_session *s);
+
+/* ---- worker_defer.c: work held back behind host functions --------- */
+
+/*
+ * Route a validated op: 1 when it was handled here (deferred, or answered
+ * NOT_READY: *rc is its status), 0 when it is to run now (after waiting,
+ * where it must, for deferred work it depends on; *rc set when that wait
+ * failed: the op must not run then). Client thread only.
+ */
+int worker_defer_route(struct worker_session *s, const struct worker_op *op,
+		       int *rc);
+/* Hand to the backend what may go now (gates opened). Client thread. */
+void worker_defer_flush(struct worker_session *s);
+/* Drop every deferred entry (the client is gone). */
+void worker_defer_discard(struct worker_session *s);
 
 /* ---- worker_depart.c ------------------------------------------------ */
 

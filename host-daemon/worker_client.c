@@ -344,7 +344,9 @@ static int client_wait_submit(struct worker_client *c, uint32_t head)
 		__atomic_store_n(&h->worker_sleeping, 0, __ATOMIC_RELAXED);
 		return 0;
 	}
-	rc = client_sleep(c, -1);
+	/* deferred work: the pump's kick wakes us when a gate opens; the
+	 * poll covers a flush skipped while held or frozen */
+	rc = client_sleep(c, c->sess.held ? WORKER_HOLD_POLL_MS : -1);
 	__atomic_store_n(&h->worker_sleeping, 0, __ATOMIC_RELAXED);
 	return rc;
 }
@@ -467,6 +469,15 @@ static void client_serve(struct worker_client *c)
 	for (;;) {
 		if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
 			return;
+		/* work held back behind host functions whose gates opened
+		 * (worker_defer.c); not while held or frozen */
+		if (c->sess.held) {
+			if (!c->active)
+				__atomic_store_n(&c->active, 1,
+						 __ATOMIC_SEQ_CST);
+			if (!worker_sched_gate(c->w) && !worker_frozen(c->w))
+				worker_defer_flush(&c->sess);
+		}
 		tail = ring_load_acquire(&h->sq_tail);
 		if (tail == head) {
 			c->swap_failing = false; /* a new call waits anew */
@@ -566,6 +577,9 @@ static void *client_thread(void *arg)
 		goto out;
 	}
 	c->sess.pid = c->who.pid;
+	/* a gate opening wakes the thread for its deferred work */
+	c->sess.wake_fd = c->kick_fd;
+	c->sess.stop = &c->stop;
 	/* host regions' memfds go to the client on its socket. The worker
 	 * only sends there (MSG_DONTWAIT): its epoll watches the socket for
 	 * input and hang-up, which its own sends never raise. A channel's

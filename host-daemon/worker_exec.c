@@ -1431,12 +1431,8 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 		if (!rc && op->stream->wd)
 			worker_watchdog_track_wait(w, op->stream->wd, bs);
 		return rc;
-	case VGPU_OP_STREAM_GATE:
-		rc = worker_gate_exec(s, op->stream, op->gate.off,
-				      op->gate.seq);
-		if (!rc && op->stream->wd) /* as a wait for an event */
-			worker_watchdog_track_wait(w, op->stream->wd, bs);
-		return rc;
+	case VGPU_OP_STREAM_GATE: /* worker_defer_route takes every one */
+		return CUDA_ERROR_NOT_SUPPORTED;
 	case VGPU_OP_KERNEL_GET_ATTRIBUTE:
 	case VGPU_OP_KERNEL_SET_ATTRIBUTE:
 	case VGPU_OP_KERNEL_OCCUPANCY:
@@ -1471,7 +1467,7 @@ void worker_exec(struct worker_session *s, const struct vgpu_sqe *sqe,
 					   ? "; not logging more"
 					   : "");
 		}
-	} else {
+	} else if (!worker_defer_route(s, &op, &rc) && rc == CUDA_SUCCESS) {
 		rc = worker_execute(s, &op, r);
 	}
 	cqe->tag = sqe->tag;
@@ -1490,6 +1486,7 @@ int worker_session_init(struct worker_session *s, struct worker *w,
 
 	memset(s, 0, sizeof(*s));
 	s->sock = -1;
+	s->wake_fd = -1;
 	s->w = w;
 	s->owner = owner;
 	s->data = data;
@@ -1525,6 +1522,8 @@ void worker_session_fini(struct worker_session *s)
 	uint32_t pos, h;
 	int rc;
 
+	/* what was held back behind its host functions will not run */
+	worker_defer_discard(s);
 	/* streams first: nothing of this client may still run */
 	pos = 0;
 	while ((st = handle_table_next(&s->h.streams, &pos, &h))) {

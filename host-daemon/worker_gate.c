@@ -4,15 +4,22 @@
  * VGPU_OP_STREAM_GATE).
  *
  * On the stream the backend writes the sequence number to the client's
- * gate.reached and then holds the stream until a word reaches it. That
- * word is the worker's own (backend host_alloc memory, one per stream
- * with gates): the client's gate.open lives in the shared data area, where
- * a hostile client (or a process it forked) could move it back and forth
- * for ever, and a GPU waiting on it could then never be drained. A pump
- * thread copies gate.open into the worker's word, never beyond the last
- * sequence number issued on that stream and never backwards; a stream
- * that is destroyed, or a client that goes away, has its words set to the
- * last number issued, which opens every wait of that stream.
+ * gate.reached; the work the client queues on that stream after the gate
+ * is held back in the worker (worker_defer.c) until a word reaches the
+ * number. The GPU itself never waits for a host function: the driver
+ * makes loading code, freeing and unpinning memory wait for every stream
+ * of the process, so a stream held on the GPU by one client's slow host
+ * function would hold up the other clients of the vGPU (measured on the
+ * H200, issue 16). Processes do not wait for each other: vGPUs never did.
+ *
+ * The word is the worker's own: the client's gate.open lives in the
+ * shared data area, where a hostile client (or a process it forked) could
+ * move it back and forth for ever. A pump thread copies gate.open into
+ * the worker's word, never beyond the last sequence number issued on that
+ * stream and never backwards, and wakes the client's thread when it
+ * moves; a stream that is destroyed, or a client that goes away, has its
+ * words set to the last number issued, which opens every gate of that
+ * stream.
  *
  * The pump polls only while some gate is closed: every 20 us for 2 ms
  * after the last change, then every 250 us. A host function therefore
@@ -28,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -46,7 +54,7 @@ struct gate_slot {
 struct worker_gates {
 	struct worker_gates *next; /* pump->sessions */
 	struct worker_session *s;
-	uint64_t *words; /* backend host memory: the GPU waits here */
+	uint64_t *words; /* the opened numbers, one per slot */
 	struct gate_slot slot[WORKER_GATES_PER_SESSION];
 };
 
@@ -69,6 +77,18 @@ static void sleep_ns(long ns)
 	struct timespec t = {0, ns};
 
 	nanosleep(&t, NULL);
+}
+
+/* A gate of s opened: its client thread may hand deferred work on. */
+static void pump_wake_client(struct worker_session *s)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	if (s->wake_fd < 0 || !__atomic_load_n(&s->nheld, __ATOMIC_ACQUIRE))
+		return;
+	n = write(s->wake_fd, &one, sizeof(one)); /* non-blocking */
+	(void)n;
 }
 
 /* One pass over every slot. Lock held. Returns whether any is closed;
@@ -101,6 +121,7 @@ static int pump_pass(struct worker_gate_pump *p, int *moved)
 						 __ATOMIC_RELEASE);
 				cur = want;
 				*moved = 1;
+				pump_wake_client(g->s);
 			}
 			if (seq_before(cur, sl->issued))
 				closed = 1;
@@ -168,19 +189,14 @@ void worker_gate_fini(struct worker *w)
 }
 
 /*
- * The session's gate table, made on first use: its words are allocated
- * before the pump's lock is taken (a driver call may wait for the device,
- * and the pump, the departure thread and the main loop's stats must not
- * wait behind it), installed under it. Only the session's own client
+ * The session's gate table, made on first use: allocated before the
+ * pump's lock is taken, installed under it. Only the session's own client
  * thread makes its table.
  */
 static int session_gates_alloc(struct worker_session *s,
 			       struct worker_gates **out)
 {
-	struct worker *w = s->w;
 	struct worker_gates *g;
-	void *mem;
-	int rc;
 
 	*out = NULL;
 	if (s->gates) /* set by this thread only: no lock to read it */
@@ -188,14 +204,11 @@ static int session_gates_alloc(struct worker_session *s,
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = w->ops->host_alloc(
-		w->be, WORKER_GATES_PER_SESSION * sizeof(uint64_t), &mem);
-	if (rc) {
+	g->words = calloc(WORKER_GATES_PER_SESSION, sizeof(uint64_t));
+	if (!g->words) {
 		free(g);
-		return rc;
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	g->words = mem;
-	memset(g->words, 0, WORKER_GATES_PER_SESSION * sizeof(uint64_t));
 	g->s = s;
 	*out = g;
 	return CUDA_SUCCESS;
@@ -227,7 +240,7 @@ static int session_gates(struct worker_session *s, struct worker_gates *made,
 int worker_gate_validate(struct worker_session *s, uint64_t off, uint64_t seq,
 			 const char **why)
 {
-	if (!s->w->gate_pump || !s->w->ops->stream_wait_host ||
+	if (!s->w->gate_pump || !s->w->ops->stream_write_host ||
 	    !s->data_gpu_ok) {
 		*why = "stream gates are not supported here";
 		return CUDA_ERROR_NOT_SUPPORTED;
@@ -244,14 +257,13 @@ int worker_gate_validate(struct worker_session *s, uint64_t off, uint64_t seq,
 	return CUDA_SUCCESS;
 }
 
-int worker_gate_exec(struct worker_session *s, struct worker_stream *st,
-		     uint64_t off, uint64_t seq)
+int worker_gate_reserve(struct worker_session *s, struct worker_stream *st,
+			uint64_t off, uint64_t seq)
 {
 	struct worker *w = s->w;
 	struct worker_gate_pump *p = w->gate_pump;
 	struct worker_gates *g, *made;
 	struct gate_slot *sl;
-	uint64_t *word;
 	uint32_t i;
 	int rc;
 
@@ -262,7 +274,7 @@ int worker_gate_exec(struct worker_session *s, struct worker_stream *st,
 	rc = session_gates(s, made, &g);
 	if (rc) {
 		pthread_mutex_unlock(&p->lock);
-		w->ops->host_free(w->be, made->words);
+		free(made->words);
 		free(made);
 		return worker_check(w, rc, "stream gate");
 	}
@@ -286,25 +298,39 @@ int worker_gate_exec(struct worker_session *s, struct worker_stream *st,
 	}
 	sl->open_off = off + offsetof(struct vgpu_gate, open);
 	sl->issued = seq;
-	word = &g->words[st->gate - 1];
 	if (s->gates_gone) /* nobody will run the function */
-		__atomic_store_n(word, seq, __ATOMIC_RELEASE);
+		__atomic_store_n(&g->words[st->gate - 1], seq,
+				 __ATOMIC_RELEASE);
+	pthread_cond_signal(&p->wake);
+out:
 	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+int worker_gate_issue(struct worker_session *s, struct worker_stream *st,
+		      uint64_t off, uint64_t seq)
+{
+	struct worker *w = s->w;
+	int rc;
 
 	rc = w->ops->stream_write_host(
 		w->be, st->bs,
 		(uint64_t *)(s->data + off +
 			     offsetof(struct vgpu_gate, reached)),
 		seq);
-	if (!rc)
-		rc = w->ops->stream_wait_host(w->be, st->bs, word, seq);
-	pthread_mutex_lock(&p->lock);
-	if (rc) /* nothing may wait on a gate nobody will open */
-		__atomic_store_n(word, sl->issued, __ATOMIC_RELEASE);
-	pthread_cond_signal(&p->wake);
-out:
-	pthread_mutex_unlock(&p->lock);
 	return worker_check(w, rc, "stream gate");
+}
+
+int worker_gate_is_open(struct worker_session *s, struct worker_stream *st,
+			uint64_t seq)
+{
+	struct worker_gates *g = s->gates;
+
+	if (!g || !st->gate)
+		return 1;
+	return !seq_before(
+		__atomic_load_n(&g->words[st->gate - 1], __ATOMIC_ACQUIRE),
+		seq);
 }
 
 void worker_gate_open_stream(struct worker_session *s, struct worker_stream *st)
@@ -369,6 +395,6 @@ void worker_gate_session_fini(struct worker_session *s)
 	}
 	s->gates = NULL; /* under the lock: worker_gate_session_gone */
 	pthread_mutex_unlock(&p->lock);
-	w->ops->host_free(w->be, g->words);
+	free(g->words);
 	free(g);
 }

@@ -71,14 +71,25 @@ struct backend_library;
 struct backend_kernel;
 struct worker_wd_queue;
 
+struct worker_deferred;
+
 struct worker_stream {
 	struct backend_stream *bs;
 	struct worker_wd_queue *wd; /* in-flight launches; NULL: no watchdog */
 	uint32_t gate; /* slot + 1 in the session's gate table; 0: none */
+	/* work held back behind a host function (worker_defer.c): not yet
+	 * given to the backend, in order; next_held: session's list */
+	struct worker_deferred *dq_head, *dq_tail;
+	uint32_t ndq;
+	struct worker_stream *next_held;
 };
 
 struct worker_event {
 	struct backend_event *be;
+	/* records accepted from the client, and handed to the backend (in
+	 * the same order); deferred entries that name it (worker_defer.c) */
+	uint64_t rec_enq, rec_run;
+	uint32_t refs;
 };
 
 struct worker_library {

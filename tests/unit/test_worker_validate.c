@@ -325,42 +325,19 @@ static int stub_event_elapsed(struct backend *b, struct backend_event *start,
 	return 0;
 }
 
-/* Stream gates: the stub does the write at once and records the wait. */
+/* Stream gates: the stub does the write at once. */
 static struct {
 	uint64_t *write_p, write_v;
-	const uint64_t *wait_p;
-	uint64_t wait_v;
-	int allocs;
+	int writes;
 } gst;
-
-static int stub_host_alloc(struct backend *b, size_t n, void **p)
-{
-	*p = calloc(1, n);
-	gst.allocs++;
-	return 0;
-}
-
-static void stub_host_free(struct backend *b, void *p)
-{
-	free(p);
-	gst.allocs--;
-}
 
 static int stub_write_host(struct backend *b, struct backend_stream *s,
 			   uint64_t *p, uint64_t v)
 {
 	gst.write_p = p;
 	gst.write_v = v;
+	gst.writes++;
 	*p = v;
-	return 0;
-}
-
-static int stub_wait_host(struct backend *b, struct backend_stream *s,
-			  const uint64_t *p, uint64_t v)
-{
-	gst.wait_p = p;
-	gst.wait_v = v;
-	__atomic_add_fetch(&st.ops, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -391,10 +368,7 @@ static const struct backend_ops stub_ops = {
 	.event_sync = stub_event_sync,
 	.event_query = stub_event_query,
 	.event_elapsed = stub_event_elapsed,
-	.host_alloc = stub_host_alloc,
-	.host_free = stub_host_free,
 	.stream_write_host = stub_write_host,
-	.stream_wait_host = stub_wait_host,
 };
 
 static struct backend the_backend;
@@ -1567,46 +1541,56 @@ static void watchdog_stops_a_hang_in_a_chain_at_its_own_limit(void **state)
 }
 
 /*
- * Stream waits are not run time: a kernel queued behind a host function
- * (a stream gate) that sleeps 250 ms, or behind a wait for an event that
- * another stream records 250 ms later, is timed from the wait's end; a
- * marker follows each wait.
+ * Stream waits are not run time. A kernel queued behind a host function
+ * (a stream gate) that runs 250 ms is held in the worker meanwhile
+ * (worker_defer.c) and reaches the GPU, and its clock, only when the
+ * function is done; a kernel behind a wait for an event that another
+ * stream records 250 ms later is timed from the wait's end (a marker
+ * follows the wait).
  */
+static int gate_open_and_flush(struct fx *f, uint64_t off, uint64_t seq);
+
 static void watchdog_does_not_count_a_streams_waits(void **state)
 {
 	struct fx *f = fx_new(100);
 	uint32_t lib = load_library(f, "noargs"),
 		 k = get_kernel(f, lib, "noargs"), ev;
 	struct vgpu_sqe q;
-	int i;
 
 	memset(&gst, 0, sizeof(gst));
 	assert_int_equal(worker_gate_init(&f->w), 0);
 	f->s.data_gpu_ok = 1;
 	ev = create(&f->s, VGPU_OP_EVENT_CREATE);
 	__atomic_store_n(&st.ordered, 1, __ATOMIC_SEQ_CST);
-	for (i = 0; i < 2; i++) {
-		if (i == 0) {
-			q = gate_sqe(0, 4096, 1);
-		} else {
-			q = sqe(VGPU_OP_STREAM_WAIT_EVENT);
-			q.handle = ev;
-		}
-		assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
-		assert_int_equal(
-			run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
-			CUDA_SUCCESS);
-		/* the wait's marker, then the kernel's */
-		assert_int_equal(__atomic_load_n(&st.records, __ATOMIC_SEQ_CST),
-				 2 * i + 2);
-		sleep_ms(250); /* the wait */
-		finish_upto(2 * i + 1);
-		sleep_ms(60); /* the kernel */
-		assert_int_equal(faults_now(), 0);
-		finish_upto(2 * i + 2);
-		sleep_ms(30);
-		assert_int_equal(worker_watchdog_pending(&f->w), 0);
-	}
+
+	/* the host function: the gate's marker only, the kernel held */
+	assert_int_equal(run(&f->s, gate_sqe(0, 4096, 1), NULL), CUDA_SUCCESS);
+	assert_int_equal(run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			 CUDA_SUCCESS);
+	assert_int_equal(__atomic_load_n(&st.records, __ATOMIC_SEQ_CST), 1);
+	sleep_ms(250); /* the function runs */
+	assert_true(gate_open_and_flush(f, 4096, 1));
+	assert_int_equal(__atomic_load_n(&st.records, __ATOMIC_SEQ_CST), 2);
+	sleep_ms(60); /* the kernel */
+	assert_int_equal(faults_now(), 0);
+	finish_upto(1);
+	sleep_ms(30);
+	assert_int_equal(worker_watchdog_pending(&f->w), 0);
+
+	/* the event: the wait's marker, then the kernel's */
+	q = sqe(VGPU_OP_STREAM_WAIT_EVENT);
+	q.handle = ev;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			 CUDA_SUCCESS);
+	assert_int_equal(__atomic_load_n(&st.records, __ATOMIC_SEQ_CST), 4);
+	sleep_ms(250); /* the wait */
+	finish_upto(2);
+	sleep_ms(60); /* the kernel */
+	assert_int_equal(faults_now(), 0);
+	finish_upto(3);
+	sleep_ms(30);
+	assert_int_equal(worker_watchdog_pending(&f->w), 0);
 	assert_int_equal(faults_now(), 0);
 	fx_free(f);
 }
@@ -2115,11 +2099,19 @@ static struct vgpu_sqe gate_sqe(uint32_t stream, uint64_t off, uint64_t seq)
 	return q;
 }
 
-/* Waits (up to 2 s) for the pump to move a word to v. */
-static int word_becomes(const uint64_t *p, uint64_t v)
+/*
+ * The client opens gate seq of stream handle h (at off in the data area);
+ * waits (up to 2 s) for the pump to copy it and the worker to hand on
+ * what the gate held. Returns whether nothing is held any more.
+ */
+static int gate_open_and_flush(struct fx *f, uint64_t off, uint64_t seq)
 {
+	struct vgpu_gate *g = (struct vgpu_gate *)(f->data + off);
+
+	__atomic_store_n(&g->open, seq, __ATOMIC_RELEASE);
 	for (int i = 0; i < 2000; i++) {
-		if (__atomic_load_n(p, __ATOMIC_ACQUIRE) == v)
+		worker_defer_flush(&f->s);
+		if (!f->s.held)
 			return 1;
 		usleep(1000);
 	}
@@ -2131,8 +2123,10 @@ stream_gates_check_their_input_and_never_trust_the_client(void **state)
 {
 	struct fx *f = fx_new(0);
 	struct vgpu_gate *g = (struct vgpu_gate *)(f->data + 4096);
-	const uint64_t *word;
-	uint32_t s1;
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs"), s1;
+	struct vgpu_sqe q;
+	int launches;
 
 	memset(&gst, 0, sizeof(gst));
 	/* no pump, or a data area the GPU cannot reach: not supported */
@@ -2154,50 +2148,134 @@ stream_gates_check_their_input_and_never_trust_the_client(void **state)
 			 CUDA_ERROR_INVALID_VALUE);
 	assert_int_equal(run(&f->s, gate_sqe(77, 4096, 1), NULL),
 			 CUDA_ERROR_INVALID_HANDLE);
-	assert_int_equal(gst.allocs, 0);
+	assert_int_equal(gst.writes, 0);
 
-	/* a good one: reached is written in the data area, the stream waits
-	 * on a word of the worker's own */
+	/* a good one: reached is written in the data area at once; what
+	 * follows on the stream is held in the worker, not given to the
+	 * GPU, and the stream answers "not ready" */
 	s1 = create(&f->s, VGPU_OP_STREAM_CREATE);
 	assert_int_equal(run(&f->s, gate_sqe(s1, 4096, 5), NULL), CUDA_SUCCESS);
 	assert_ptr_equal(gst.write_p, &g->reached);
 	assert_int_equal(gst.write_v, 5);
-	assert_int_equal(gst.wait_v, 5);
-	word = gst.wait_p;
-	assert_true((const uint8_t *)word < f->data ||
-		    (const uint8_t *)word >= f->data + DATA_SIZE);
-	assert_int_equal(*word, 0);
+	launches = st.launches;
+	q = launch_sqe(k, 1, 1, 1, 1, 1, 1);
+	q.stream = s1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.launches, launches);
+	q = sqe(VGPU_OP_STREAM_QUERY);
+	q.stream = s1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_NOT_READY);
+	/* other streams go on */
+	assert_int_equal(run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			 CUDA_SUCCESS);
+	assert_int_equal(st.launches, launches + 1);
 	/* the same or a smaller number again is refused */
 	assert_int_equal(run(&f->s, gate_sqe(s1, 4096, 5), NULL),
 			 CUDA_ERROR_INVALID_VALUE);
 	assert_int_equal(run(&f->s, gate_sqe(s1, 4096, 3), NULL),
 			 CUDA_ERROR_INVALID_VALUE);
+	/* a second gate queues behind the first: not reached yet */
+	assert_int_equal(run(&f->s, gate_sqe(s1, 4096, 6), NULL), CUDA_SUCCESS);
+	assert_int_equal(gst.write_v, 5);
 
-	/* the client opens it: the pump copies, but never past what was
-	 * issued, and never backwards */
-	__atomic_store_n(&g->open, 1000, __ATOMIC_RELEASE);
-	assert_true(word_becomes(word, 5));
+	/* the client opens beyond what was issued: the pump copies no
+	 * further than 6; the launch goes, then the second gate is reached
+	 * and passes */
+	assert_true(gate_open_and_flush(f, 4096, 1000));
+	assert_int_equal(st.launches, launches + 2);
+	assert_int_equal(gst.write_v, 6);
+	/* moved backwards: ignored */
 	__atomic_store_n(&g->open, 0, __ATOMIC_RELEASE);
 	usleep(20000);
-	assert_int_equal(*word, 5);
+	q = launch_sqe(k, 1, 1, 1, 1, 1, 1);
+	q.stream = s1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.launches, launches + 3);
 
-	/* a closed gate is opened when its stream is destroyed */
+	/* a closed gate is opened when its stream is destroyed, and what
+	 * it held goes first */
 	assert_int_equal(run(&f->s, gate_sqe(s1, 4096, 9), NULL), CUDA_SUCCESS);
-	usleep(20000);
-	assert_int_equal(*word, 5);
-	{
-		struct vgpu_sqe q = sqe(VGPU_OP_STREAM_DESTROY);
-
-		q.handle = s1;
-		assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
-	}
-	assert_int_equal(*word, 9);
-	assert_int_equal(gst.allocs, 1);
-	/* and one on the default stream is opened when the client goes */
+	q = launch_sqe(k, 1, 1, 1, 1, 1, 1);
+	q.stream = s1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.launches, launches + 3);
+	q = sqe(VGPU_OP_STREAM_DESTROY);
+	q.handle = s1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.launches, launches + 4);
+	assert_null(f->s.held);
+	/* and what a gate of the default stream holds is dropped when the
+	 * client goes */
 	assert_int_equal(run(&f->s, gate_sqe(0, 4096 + 16, 2), NULL),
 			 CUDA_SUCCESS);
+	assert_int_equal(run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			 CUDA_SUCCESS);
+	assert_non_null(f->s.held);
+	assert_int_equal(st.launches, launches + 4);
 	fx_free(f);
-	assert_int_equal(gst.allocs, 0);
+	assert_int_equal(st.launches, launches + 4);
+}
+
+/*
+ * Work held behind a host function keeps CUDA's order across streams: an
+ * event recorded behind the gate holds a stream that waits for it, a
+ * query of the event says "not ready", a synchronise of the waiting
+ * stream hands everything on once the gate opens, and records of one
+ * event reach the backend in the order they were made.
+ */
+static void deferred_work_keeps_event_order(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs"), s1, s2, ev;
+	struct vgpu_sqe q;
+	int launches, records;
+
+	memset(&gst, 0, sizeof(gst));
+	assert_int_equal(worker_gate_init(&f->w), 0);
+	f->s.data_gpu_ok = 1;
+	s1 = create(&f->s, VGPU_OP_STREAM_CREATE);
+	s2 = create(&f->s, VGPU_OP_STREAM_CREATE);
+	ev = create(&f->s, VGPU_OP_EVENT_CREATE);
+	launches = st.launches;
+	records = st.records;
+
+	/* s1: gate, record ev; s2: wait for ev, launch */
+	assert_int_equal(run(&f->s, gate_sqe(s1, 4096, 1), NULL), CUDA_SUCCESS);
+	q = sqe(VGPU_OP_EVENT_RECORD);
+	q.handle = ev;
+	q.stream = s1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.records, records);
+	q = sqe(VGPU_OP_EVENT_QUERY);
+	q.handle = ev;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_NOT_READY);
+	q = sqe(VGPU_OP_STREAM_WAIT_EVENT);
+	q.handle = ev;
+	q.stream = s2;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q = launch_sqe(k, 1, 1, 1, 1, 1, 1);
+	q.stream = s2;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.launches, launches); /* s2 is held too */
+
+	/* a record of ev on a free stream waits for the held one: the
+	 * client opens the gate meanwhile */
+	{
+		struct vgpu_gate *g = (struct vgpu_gate *)(f->data + 4096);
+
+		__atomic_store_n(&g->open, 1, __ATOMIC_RELEASE);
+	}
+	q = sqe(VGPU_OP_EVENT_RECORD);
+	q.handle = ev;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.records, records + 2);
+	q = sqe(VGPU_OP_STREAM_SYNC);
+	q.stream = s2;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.launches, launches + 1);
+	assert_null(f->s.held);
+	fx_free(f);
 }
 
 int main(void)
@@ -2259,6 +2337,7 @@ int main(void)
 			region_create_fails_cleanly_when_the_client_does_not_read),
 		cmocka_unit_test(
 			stream_gates_check_their_input_and_never_trust_the_client),
+		cmocka_unit_test(deferred_work_keeps_event_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
