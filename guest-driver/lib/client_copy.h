@@ -51,5 +51,7 @@ uint64_t client_copy_chunk(const struct client_ring *r);
 /* cuda_hostfn.c: wait for the host functions already enqueued on stream h
  * (before staging memory they may write). */
 void client_hostfn_wait_stream(uint32_t h);
+/* The same for every stream (cuda_hostfn.c). */
+void client_hostfn_wait_all(void);
 
 #endif /* VGPU_CLIENT_COPY_H */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "client_api.h"
+#include "client_copy.h"
 #include "client_ctx.h"
 
 #define CTX_STACK_MAX 64
@@ -76,7 +77,10 @@ CUresult client_ctx_require(struct client *c)
 static CUresult ctx_sync(struct client *c)
 {
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_CTX_SYNC};
-	CUresult err = client_ring_call(&c->ring, &sqe, NULL);
+	CUresult err;
+
+	client_hostfn_wait_all(); /* as for a stream (cuda_hostfn.c) */
+	err = client_ring_call(&c->ring, &sqe, NULL);
 
 	return client_ring_sync_result(&c->ring, err);
 }

@@ -336,34 +336,13 @@ static CUresult hostfn_launch(CUstream stream, const struct hostfn_item *tmpl)
 	return err;
 }
 
-/*
- * Waits until every host function enqueued on stream h so far has run. A
- * copy from ordinary host memory is staged when it is submitted, not when
- * the stream reaches it; a host function before it in the stream may still
- * be about to write that memory (callbacks_rt does), so the staging waits.
- */
-void client_hostfn_wait_stream(uint32_t h)
+/* Waits until gate g is open to seq, or the vGPU is dead. */
+static void wait_gate(struct vgpu_gate *g, uint64_t seq)
 {
 	struct timespec t = {0, HOSTFN_FAST_POLL_NS};
-	struct vgpu_gate *g = NULL;
-	uint64_t seq = 0;
-	int i;
 
-	/* every copy calls this: no lock until a host function was ever
-	 * queued (a function queued by another thread at this very moment
-	 * is not ordered before this copy anyway) */
-	if (!__atomic_load_n(&hf.started, __ATOMIC_ACQUIRE))
-		return;
-	pthread_mutex_lock(&hf.order_lock);
-	for (i = 0; i < HOSTFN_GATES; i++)
-		if (hf.streams[i].used && hf.streams[i].handle == h) {
-			g = &hf.gates[i];
-			seq = hf.streams[i].seq;
-			break;
-		}
-	pthread_mutex_unlock(&hf.order_lock);
-	while (g && (int64_t)(__atomic_load_n(&g->open, __ATOMIC_ACQUIRE) -
-			      seq) < 0) {
+	while ((int64_t)(__atomic_load_n(&g->open, __ATOMIC_ACQUIRE) - seq) <
+	       0) {
 		CUresult dead;
 
 		client_ring_lock(&hf.c->ring);
@@ -373,6 +352,50 @@ void client_hostfn_wait_stream(uint32_t h)
 			break;
 		nanosleep(&t, NULL);
 	}
+}
+
+/*
+ * Waits until every host function enqueued on stream h so far (every
+ * stream: all) has run. A copy from ordinary host memory is staged when
+ * it is submitted, not when the stream reaches it; a host function before
+ * it in the stream may still be about to write that memory (callbacks_rt
+ * does), so the staging waits. A synchronise waits here before it asks
+ * the worker: the worker serves this process's calls in order, so a
+ * synchronise waiting there for a host function would hold up every
+ * other thread's calls until the function has run.
+ */
+static void wait_streams(uint32_t h, int all)
+{
+	struct {
+		struct vgpu_gate *g;
+		uint64_t seq;
+	} w[HOSTFN_GATES];
+	int i, n = 0;
+
+	/* no lock until a host function was ever queued (a function queued
+	 * by another thread at this very moment is not ordered before this
+	 * call anyway) */
+	if (!__atomic_load_n(&hf.started, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&hf.order_lock);
+	for (i = 0; i < HOSTFN_GATES; i++)
+		if (hf.streams[i].used && (all || hf.streams[i].handle == h)) {
+			w[n].g = &hf.gates[i];
+			w[n++].seq = hf.streams[i].seq;
+		}
+	pthread_mutex_unlock(&hf.order_lock);
+	for (i = 0; i < n; i++)
+		wait_gate(w[i].g, w[i].seq);
+}
+
+void client_hostfn_wait_stream(uint32_t h)
+{
+	wait_streams(h, 0);
+}
+
+void client_hostfn_wait_all(void)
+{
+	wait_streams(0, 1);
 }
 
 VGPU_API CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn,

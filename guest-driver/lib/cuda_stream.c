@@ -9,6 +9,7 @@
 
 #include "client.h"
 #include "client_api.h"
+#include "client_copy.h"
 
 struct client_stream {
 	struct client_obj obj;
@@ -104,6 +105,8 @@ static CUresult stream_sync_op(CUstream hStream, uint16_t opcode)
 	err = client_stream_handle(c, hStream, &sqe.stream);
 	if (err != CUDA_SUCCESS)
 		return err;
+	if (opcode == VGPU_OP_STREAM_SYNC) /* its host functions first */
+		client_hostfn_wait_stream(sqe.stream);
 	err = client_ring_call(&c->ring, &sqe, NULL);
 	return client_ring_sync_result(&c->ring, err);
 }
