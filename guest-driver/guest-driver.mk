@@ -14,6 +14,7 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/client_region.c \
 	guest-driver/lib/client_params.c \
 	guest-driver/lib/client_registry.c \
+	guest-driver/lib/client_trace.c \
 	guest-driver/lib/client_ring.c \
 	guest-driver/lib/client_transport_local.c \
 	guest-driver/lib/client_transport_pci.c \

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "client_api.h"
+#include "client_trace.h"
 #include "cuda_proc.h"
 
 /* name, then per_thread: the order of proc_steps. */
@@ -89,5 +90,9 @@ VGPU_API CUresult CUDAAPI cuGetProcAddress_v2(
 	}
 	if (symbolStatus)
 		*symbolStatus = st;
+	if (client_trace_on())
+		client_trace("proc %s %d %llu -> %d status %d\n", symbol,
+			     cudaVersion, (unsigned long long)flags,
+			     CUDA_SUCCESS, (int)st);
 	return CUDA_SUCCESS;
 }
