@@ -26,6 +26,9 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/cuda_error.c \
 	guest-driver/lib/cuda_error_table.c \
 	guest-driver/lib/cuda_event.c \
+	guest-driver/lib/cuda_export.c \
+	guest-driver/lib/cuda_export_entries.c \
+	guest-driver/lib/cuda_export_integrity.c \
 	guest-driver/lib/cuda_hostfn.c \
 	guest-driver/lib/cuda_init.c \
 	guest-driver/lib/cuda_kernel_attr.c \

@@ -26,4 +26,8 @@ CUcontext client_ctx_current(void);
 struct client_ctx *client_ctx_new(struct client *c, unsigned int flags,
 				  int primary);
 
+/* The device's primary context, made if need be, its references left
+ * alone (cuda_context.c). */
+CUresult client_primary_ctx(CUdevice dev, CUcontext *pctx);
+
 #endif /* VGPU_CLIENT_CTX_H */

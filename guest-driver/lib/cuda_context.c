@@ -306,6 +306,24 @@ static CUresult primary_enter(CUdevice dev, struct client **c)
 	return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
+CUresult client_primary_ctx(CUdevice dev, CUcontext *pctx)
+{
+	struct client *c;
+	CUresult err = primary_enter(dev, &c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	pthread_mutex_lock(&c->primary_lock);
+	if (!c->primary)
+		c->primary = client_ctx_new(c, c->primary_flags, 1);
+	if (c->primary)
+		*pctx = (CUcontext)c->primary;
+	else
+		err = CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_mutex_unlock(&c->primary_lock);
+	return err;
+}
+
 VGPU_API CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx,
 						   CUdevice dev)
 {

@@ -585,3 +585,17 @@ VGPU_API CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes,
 {
 	return global_get(dptr, bytes, library, name, 0);
 }
+
+/* As NVIDIA's driver: lazy unless CUDA_MODULE_LOADING=EAGER. Our
+ * libraries are loaded in the worker when the program loads them either
+ * way; the answer only tells the runtime how to ask. */
+VGPU_API CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
+{
+	const char *v = getenv("CUDA_MODULE_LOADING");
+
+	if (!mode)
+		return CUDA_ERROR_INVALID_VALUE;
+	*mode = v && !strcmp(v, "EAGER") ? CU_MODULE_EAGER_LOADING
+					 : CU_MODULE_LAZY_LOADING;
+	return CUDA_SUCCESS;
+}

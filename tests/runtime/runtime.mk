@@ -23,3 +23,17 @@ $(BUILD)/tests/runtime/%: tests/runtime/%.cu tests/runtime/rt_check.h \
 	@mkdir -p $(@D)
 	$(NVCC) -cudart shared $(RT_NVCC_FLAGS) -O2 -arch=$(CUDA_ARCH) \
 		-Ikernels -o $@ $<
+
+# The same programs built with nvcc's default, the static runtime: NVIDIA's
+# runtime inside the program, over whichever libcuda.so.1 the loader finds
+# (tests/integration/nvidia_runtime.sh, issue 17).
+RT_STATIC_PROGRAM_BINS := $(RT_TEST_PROGRAMS:%=$(BUILD)/tests/runtime-static/%)
+
+all: $(RT_STATIC_PROGRAM_BINS)
+
+$(BUILD)/tests/runtime-static/per_thread_rt: RT_NVCC_FLAGS := --default-stream per-thread
+
+$(BUILD)/tests/runtime-static/%: tests/runtime/%.cu tests/runtime/rt_check.h \
+		kernels/matmul_shared.cuh kernels/matmul_tile.cuh | check-nvcc
+	@mkdir -p $(@D)
+	$(NVCC) $(RT_NVCC_FLAGS) -O2 -arch=$(CUDA_ARCH) -Ikernels -o $@ $<

@@ -26,3 +26,19 @@ $(PROC_TEST_BIN): $(PROC_TEST_OBJ) $(BUILD)/lib/libcuda.so
 .PHONY: unit-proc
 unit-proc: $(PROC_TEST_BIN)
 	$(PROC_TEST_BIN)
+
+# tests/unit/test_cuda_export.c: the export tables (cuda_export.c), linked
+# against the built library.
+EXPORT_TEST_BIN := $(BUILD)/tests/unit/test_cuda_export
+EXPORT_TEST_OBJ := $(BUILD)/obj/tests/unit/test_cuda_export.o
+
+unit-tests: $(EXPORT_TEST_BIN)
+
+$(EXPORT_TEST_OBJ): tests/unit/test_cuda_export.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(EXPORT_TEST_BIN): $(EXPORT_TEST_OBJ) $(BUILD)/lib/libcuda.so
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(EXPORT_TEST_OBJ) -L$(BUILD)/lib -lcuda \
+		-Wl,-rpath,$(abspath $(BUILD)/lib) -lcmocka -pthread

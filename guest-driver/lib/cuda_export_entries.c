@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The export-table entries a vGPU serves (cuda_export.c), each on our own
+ * driver. What each does, and the errors it answers, is what NVIDIA's
+ * CUDA 13 driver did when its runtime called it (traced on the H200,
+ * docs/DRIVER-INVENTORY.md); public interoperability work (for CUDA 12)
+ * named most of them.
+ *
+ *   runtime interface, slot 2: the device's primary context, made if
+ *       need be, its reference count left alone;
+ *   callback hooks, slots 2 and 6: a buffer of the driver's and its size,
+ *       where the runtime keeps tools' callback state;
+ *   context-local storage, slots 0-2: put, delete and get a value under a
+ *       key for a context (NULL: the current one);
+ *   checks, slot 2: whether a context is a wrapped one (never here), and
+ *       slot 3: nothing to report;
+ *   integrity check, slot 1: cuda_export_integrity.c.
+ *
+ * Context-local values are not given to their destructor callback when
+ * the context goes: the runtime registers them for its own teardown at
+ * exit, when the process is ending anyway.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "client.h"
+#include "client_api.h"
+#include "client_ctx.h"
+#include "cuda_export.h"
+
+typedef void (*cls_dtor)(CUcontext, void *, void *);
+
+struct cls_value {
+	struct cls_value *next;
+	CUcontext ctx;
+	void *key, *value;
+	cls_dtor dtor;
+};
+
+static pthread_mutex_t cls_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cls_value *cls_values;
+
+static CUresult cudart_primary_ctx(CUcontext *pctx, CUdevice dev)
+{
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	return client_primary_ctx(dev, pctx);
+}
+
+static uint64_t hooks_space1[1024];
+static unsigned char hooks_space2[14];
+
+static void hooks_buffer1(void **p, size_t *n)
+{
+	if (p)
+		*p = hooks_space1;
+	if (n)
+		*n = sizeof(hooks_space1) / sizeof(hooks_space1[0]);
+}
+
+static void hooks_buffer2(void **p, size_t *n)
+{
+	if (p)
+		*p = hooks_space2;
+	if (n)
+		*n = sizeof(hooks_space2);
+}
+
+/* ctx, or the current context (CUDA_ERROR_INVALID_CONTEXT: none). */
+static CUresult cls_ctx(CUcontext *ctx)
+{
+	struct client *c;
+	CUresult err = client_get(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!*ctx)
+		*ctx = client_ctx_current();
+	return *ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+static struct cls_value **cls_find(CUcontext ctx, void *key)
+{
+	struct cls_value **pp;
+
+	for (pp = &cls_values; *pp; pp = &(*pp)->next)
+		if ((*pp)->ctx == ctx && (*pp)->key == key)
+			return pp;
+	return NULL;
+}
+
+static CUresult cls_put(CUcontext ctx, void *key, void *value, cls_dtor dtor)
+{
+	struct cls_value **pp, *v;
+	CUresult err = cls_ctx(&ctx);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	pthread_mutex_lock(&cls_lock);
+	pp = cls_find(ctx, key);
+	if (pp) {
+		(*pp)->value = value;
+		(*pp)->dtor = dtor;
+	} else if ((v = malloc(sizeof(*v)))) {
+		*v = (struct cls_value){cls_values, ctx, key, value, dtor};
+		cls_values = v;
+	} else {
+		err = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_unlock(&cls_lock);
+	return err;
+}
+
+static CUresult cls_delete(CUcontext ctx, void *key)
+{
+	struct cls_value **pp, *v = NULL;
+	CUresult err = cls_ctx(&ctx);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	pthread_mutex_lock(&cls_lock);
+	pp = cls_find(ctx, key);
+	if (pp) {
+		v = *pp;
+		*pp = v->next;
+	}
+	pthread_mutex_unlock(&cls_lock);
+	free(v);
+	return v ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult cls_get(void **value, CUcontext ctx, void *key)
+{
+	struct cls_value **pp;
+	CUresult err;
+
+	if (!value)
+		return CUDA_ERROR_INVALID_VALUE;
+	err = cls_ctx(&ctx);
+	if (err != CUDA_SUCCESS)
+		return err;
+	pthread_mutex_lock(&cls_lock);
+	pp = cls_find(ctx, key);
+	if (pp)
+		*value = (*pp)->value;
+	pthread_mutex_unlock(&cls_lock);
+	return pp ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult checks_context(CUcontext ctx, uint32_t *wrapped,
+			       CUcontext *inner)
+{
+	if (wrapped)
+		*wrapped = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult checks_none(void)
+{
+	return CUDA_SUCCESS;
+}
+
+void export_entries_install(const void *tables[][100])
+{
+	tables[EXPORT_CUDART][2] = (const void *)cudart_primary_ctx;
+	tables[EXPORT_HOOKS][2] = (const void *)hooks_buffer1;
+	tables[EXPORT_HOOKS][6] = (const void *)hooks_buffer2;
+	tables[EXPORT_CLS][0] = (const void *)cls_put;
+	tables[EXPORT_CLS][1] = (const void *)cls_delete;
+	tables[EXPORT_CLS][2] = (const void *)cls_get;
+	tables[EXPORT_CHECKS][2] = (const void *)checks_context;
+	tables[EXPORT_CHECKS][3] = (const void *)checks_none;
+	tables[EXPORT_INTEGRITY][1] = (const void *)export_integrity_check;
+}
