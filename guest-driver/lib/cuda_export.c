@@ -21,59 +21,23 @@
 #include "client_trace.h"
 #include "cuda_export.h"
 
-#define EXPORT_SLOTS(X, t)                                                                        \
-	X(t, 0)                                                                                   \
-	X(t, 1) X(t, 2) X(t, 3) X(t, 4) X(t, 5) X(t, 6) X(t, 7) X(t, 8) X(                        \
-		t, 9) X(t, 10) X(t, 11) X(t, 12) X(t, 13) X(t, 14) X(t,                           \
-								     15) X(t,                     \
-									   16)                    \
-		X(t, 17) X(t, 18) X(t, 19) X(t, 20) X(t, 21) X(t, 22) X(                          \
-			t, 23) X(t, 24) X(t, 25) X(t,                                             \
-						   26) X(t,                                       \
-							 27) X(t,                                 \
-							       28) X(t,                           \
-								     29) X(t,                     \
-									   30)                    \
-			X(t, 31) X(t, 32) X(t, 33) X(t, 34) X(t, 35) X(t, 36) X(t, 37) X(         \
-				t, 38) X(t,                                                       \
-					 39) X(t,                                                 \
-					       40) X(t,                                           \
-						     41) X(t, 42)                                 \
-				X(t, 43) X(t, 44) X(t, 45) X(t, 46) X(t, 47) X(t, 48) X(t, 49) X( \
-					t, 50) X(t,                                               \
-						 51) X(t,                                         \
-						       52) X(t,                                   \
-							     53) X(t, 54)                         \
-					X(t, 55) X(t, 56) X(t, 57) X(t, 58) X(t, 59) X(t, 60) X(  \
-						t, 61) X(t,                                       \
-							 62) X(t,                                 \
-							       63) X(t,                           \
-								     64) X(t, 65)                 \
-						X(t, 66) X(t, 67) X(t, 68) X(t, 69) X(t, 70) X(   \
-							t,                                        \
-							71) X(t,                                  \
-							      72) X(t,                            \
-								    73) X(t, 74) X(t, 75)         \
-							X(t, 76) X(t, 77) X(t, 78) X(t, 79) X(    \
-								t,                                \
-								80) X(t,                          \
-								      81) X(t,                    \
-									    82) X(t, 83) X(t, 84) \
-								X(t, 85) X(t, 86) X(t, 87) X(     \
-									t,                        \
-									88) X(t,                  \
-									      89) X(t,            \
-										    90) X(t, 91)  \
-									X(t, 92) X(t, 93) X(      \
-										t,                \
-										94) X(t,          \
-										      95) X(t,    \
-											    96)   \
-										X(t,              \
-										  97) X(t,        \
-											98)       \
-											X(t,      \
-											  99)
+/* X(t, s) for every slot s of a table (the largest has 99) */
+/* clang-format off */
+#define EXPORT_SLOTS(X, t) \
+	X(t, 0) X(t, 1) X(t, 2) X(t, 3) X(t, 4) X(t, 5) X(t, 6) X(t, 7) \
+	X(t, 8) X(t, 9) X(t, 10) X(t, 11) X(t, 12) X(t, 13) X(t, 14) X(t, 15) \
+	X(t, 16) X(t, 17) X(t, 18) X(t, 19) X(t, 20) X(t, 21) X(t, 22) X(t, 23) \
+	X(t, 24) X(t, 25) X(t, 26) X(t, 27) X(t, 28) X(t, 29) X(t, 30) X(t, 31) \
+	X(t, 32) X(t, 33) X(t, 34) X(t, 35) X(t, 36) X(t, 37) X(t, 38) X(t, 39) \
+	X(t, 40) X(t, 41) X(t, 42) X(t, 43) X(t, 44) X(t, 45) X(t, 46) X(t, 47) \
+	X(t, 48) X(t, 49) X(t, 50) X(t, 51) X(t, 52) X(t, 53) X(t, 54) X(t, 55) \
+	X(t, 56) X(t, 57) X(t, 58) X(t, 59) X(t, 60) X(t, 61) X(t, 62) X(t, 63) \
+	X(t, 64) X(t, 65) X(t, 66) X(t, 67) X(t, 68) X(t, 69) X(t, 70) X(t, 71) \
+	X(t, 72) X(t, 73) X(t, 74) X(t, 75) X(t, 76) X(t, 77) X(t, 78) X(t, 79) \
+	X(t, 80) X(t, 81) X(t, 82) X(t, 83) X(t, 84) X(t, 85) X(t, 86) X(t, 87) \
+	X(t, 88) X(t, 89) X(t, 90) X(t, 91) X(t, 92) X(t, 93) X(t, 94) X(t, 95) \
+	X(t, 96) X(t, 97) X(t, 98) X(t, 99)
+/* clang-format on */
 
 /* The stub of slot s of table t. */
 static int export_unsupported(int t, int s);
