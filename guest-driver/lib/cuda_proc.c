@@ -75,7 +75,9 @@ VGPU_API CUresult CUDAAPI cuGetProcAddress_v2(
 
 	if (pfn)
 		*pfn = NULL;
-	if (!symbol || !pfn || (flags & ~known))
+	/* a version above the driver's is refused, the status untouched, as
+	 * NVIDIA's driver does (measured: 13010 with a 13000 driver) */
+	if (!symbol || !pfn || (flags & ~known) || cudaVersion > CUDA_VERSION)
 		return CUDA_ERROR_INVALID_VALUE;
 	s = steps_of(symbol, per_thread, &end);
 	for (; s && s < end; s++) {

@@ -27,6 +27,8 @@
 #include <cuda.h>
 
 #define MAX_STEPS 16
+/* NVIDIA's 580 driver's CUDA version, which ours reports too */
+#define DRIVER_VERSION 13000
 
 /* One line of the map: name and flags, then (version, symbol|NULL). */
 struct map_line {
@@ -125,6 +127,16 @@ static void check_request(const struct map_line *m, int v, cuuint64_t flags)
 	CUresult rc = cuGetProcAddress_v2(m->name, &fn, v, flags, &st);
 	CUresult rc1 = cuGetProcAddress(m->name, &fn1, v, flags);
 
+	/* above the driver's version: refused, as NVIDIA's driver does */
+	if (v > DRIVER_VERSION) {
+		if (rc != CUDA_ERROR_INVALID_VALUE || fn || st != 99 ||
+		    rc1 != rc || fn1)
+			fail_msg("%s at %d (above the driver's %d): rc %d "
+				 "status %d, want CUDA_ERROR_INVALID_VALUE",
+				 m->name, v, DRIVER_VERSION, (int)rc, (int)st);
+		checked++;
+		return;
+	}
 	if (strcmp(symbol_at(fn), want) || st != want_st ||
 	    rc != CUDA_SUCCESS || fn1 != fn || rc1 != rc)
 		fail_msg("%s at %d flags %llu: got %s (rc %d status %d), "
@@ -242,10 +254,24 @@ static void proc_refuses_hostile_requests(void **state)
 				 CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
 		assert_null(fn);
 	}
-	/* above every version CUDA names: the newest variant */
+	/* a version above the driver's (13000 here, as NVIDIA's 580 driver):
+	 * CUDA_ERROR_INVALID_VALUE, the status untouched (measured on the
+	 * H200: 13010, 14000 and 99000 alike); at the driver's own version
+	 * the newest variant */
+	for (int v = 13001; v <= 99000; v += 43000) {
+		fn = (void *)1;
+		st = 77;
+		assert_int_equal(
+			cuGetProcAddress_v2("cuCtxCreate", &fn, v, 0, &st),
+			CUDA_ERROR_INVALID_VALUE);
+		assert_null(fn);
+		assert_int_equal(st, 77);
+	}
 	assert_int_equal(
 		cuGetProcAddress_v2("cuCtxCreate", &fn, INT_MAX, 0, &st),
-		CUDA_SUCCESS);
+		CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(cuGetProcAddress_v2("cuCtxCreate", &fn, 13000, 0, &st),
+			 CUDA_SUCCESS);
 	assert_string_equal(symbol_at(fn), "cuCtxCreate_v4");
 	for (size_t i = 0; i < sizeof(bad_flags) / sizeof(bad_flags[0]); i++) {
 		fn = (void *)1;
