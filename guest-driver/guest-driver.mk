@@ -33,9 +33,12 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/cuda_init.c \
 	guest-driver/lib/cuda_kernel_attr.c \
 	guest-driver/lib/cuda_launch.c \
+	guest-driver/lib/cuda_launch_ex.c \
 	guest-driver/lib/cuda_memory.c \
+	guest-driver/lib/cuda_memory_2d.c \
 	guest-driver/lib/cuda_module.c \
 	guest-driver/lib/cuda_pointer.c \
+	guest-driver/lib/cuda_profiler.c \
 	guest-driver/lib/cuda_proc.c \
 	guest-driver/lib/cuda_reset.c \
 	guest-driver/lib/cuda_stream.c \

@@ -30,4 +30,10 @@ struct client_ctx *client_ctx_new(struct client *c, unsigned int flags,
  * alone (cuda_context.c). */
 CUresult client_primary_ctx(CUdevice dev, CUcontext *pctx);
 
+/* The process's context preferences back to their defaults (a reset). */
+void client_ctx_prefs_reset(void);
+
+/* A valid CUfunc_cache preference (cuda_context.c). */
+int client_cache_config_ok(CUfunc_cache config);
+
 #endif /* VGPU_CLIENT_CTX_H */

@@ -253,6 +253,14 @@ VGPU_API CUresult CUDAAPI cuLaunchKernel_ptsz(
 			      kernelParams, extra);
 }
 
+VGPU_API CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config,
+						CUfunction f,
+						void **kernelParams,
+						void **extra)
+{
+	return cuLaunchKernelEx(config, f, kernelParams, extra);
+}
+
 VGPU_API CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream,
 						unsigned int *flags)
 {
@@ -277,4 +285,77 @@ VGPU_API CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn,
 						void *userData)
 {
 	return cuLaunchHostFunc(hStream, fn, userData);
+}
+
+/* ---- pitched memory (cuda_memory_2d.c), per-thread variants ---------- */
+
+VGPU_API CUresult CUDAAPI cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *pCopy)
+{
+	return cuMemcpy2D_v2(pCopy);
+}
+
+VGPU_API CUresult CUDAAPI
+cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *pCopy)
+{
+	return cuMemcpy2DUnaligned_v2(pCopy);
+}
+
+VGPU_API CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy,
+						  CUstream hStream)
+{
+	return cuMemcpy2DAsync_v2(pCopy, hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD2D8_v2_ptds(CUdeviceptr dstDevice,
+					       size_t dstPitch,
+					       unsigned char uc, size_t Width,
+					       size_t Height)
+{
+	return cuMemsetD2D8_v2(dstDevice, dstPitch, uc, Width, Height);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD2D16_v2_ptds(CUdeviceptr dstDevice,
+						size_t dstPitch,
+						unsigned short us, size_t Width,
+						size_t Height)
+{
+	return cuMemsetD2D16_v2(dstDevice, dstPitch, us, Width, Height);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD2D32_v2_ptds(CUdeviceptr dstDevice,
+						size_t dstPitch,
+						unsigned int ui, size_t Width,
+						size_t Height)
+{
+	return cuMemsetD2D32_v2(dstDevice, dstPitch, ui, Width, Height);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice,
+						 size_t dstPitch,
+						 unsigned char uc, size_t Width,
+						 size_t Height,
+						 CUstream hStream)
+{
+	return cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height,
+				 hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice,
+						  size_t dstPitch,
+						  unsigned short us,
+						  size_t Width, size_t Height,
+						  CUstream hStream)
+{
+	return cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height,
+				  hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice,
+						  size_t dstPitch,
+						  unsigned int ui, size_t Width,
+						  size_t Height,
+						  CUstream hStream)
+{
+	return cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height,
+				  hStream);
 }

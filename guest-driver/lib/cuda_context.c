@@ -452,3 +452,122 @@ VGPU_API CUresult CUDAAPI cuDevicePrimaryCtxSetFlags(CUdevice dev,
 	pthread_mutex_unlock(&c->primary_lock);
 	return CUDA_SUCCESS;
 }
+
+/* ---- what NVIDIA's runtime asks of every context -------------------- */
+
+/* 3020: the context API every context since CUDA 3.2 has. */
+VGPU_API CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx,
+					     unsigned int *version)
+{
+	struct client *c;
+	CUresult err = client_get(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!version)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!ctx)
+		ctx = client_ctx_current();
+	if (!ctx || !ctx_valid(c, ctx))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*version = 3020;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * The L1/shared split is a preference the driver may ignore (cuda.h); the
+ * worker's context keeps the GPU's default, so a vGPU accepts each valid
+ * preference, applies none, and reads back the last one set, as CUDA
+ * does (one per process: every context of it is on the one vGPU).
+ */
+static CUfunc_cache ctx_cache = CU_FUNC_CACHE_PREFER_NONE;
+
+void client_ctx_prefs_reset(void)
+{
+	__atomic_store_n(&ctx_cache, CU_FUNC_CACHE_PREFER_NONE,
+			 __ATOMIC_RELAXED);
+}
+
+int client_cache_config_ok(CUfunc_cache config)
+{
+	switch (config) {
+	case CU_FUNC_CACHE_PREFER_NONE:
+	case CU_FUNC_CACHE_PREFER_SHARED:
+	case CU_FUNC_CACHE_PREFER_L1:
+	case CU_FUNC_CACHE_PREFER_EQUAL:
+		return 1;
+	}
+	return 0;
+}
+
+VGPU_API CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config)
+{
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!client_cache_config_ok(config))
+		return CUDA_ERROR_INVALID_VALUE;
+	__atomic_store_n(&ctx_cache, config, __ATOMIC_RELAXED);
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache *config)
+{
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!config)
+		return CUDA_ERROR_INVALID_VALUE;
+	*config = __atomic_load_n(&ctx_cache, __ATOMIC_RELAXED);
+	return CUDA_SUCCESS;
+}
+
+/* Shared memory banks are four bytes wide on every GPU since Maxwell and
+ * not configurable (CUDA 12 deprecated the calls): accepted, unchanged. */
+VGPU_API CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig config)
+{
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (config != CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE &&
+	    config != CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE &&
+	    config != CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig *pConfig)
+{
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!pConfig)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pConfig = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+	return CUDA_SUCCESS;
+}
+
+/* A vGPU's streams have no priorities: the range is [0, 0], as CUDA
+ * reports for a device without them. */
+VGPU_API CUresult CUDAAPI cuCtxGetStreamPriorityRange(int *leastPriority,
+						      int *greatestPriority)
+{
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (leastPriority)
+		*leastPriority = 0;
+	if (greatestPriority)
+		*greatestPriority = 0;
+	return CUDA_SUCCESS;
+}

@@ -151,3 +151,20 @@ VGPU_API CUresult CUDAAPI cuDeviceComputeCapability(int *major, int *minor,
 	client_info_unlock(c);
 	return CUDA_SUCCESS;
 }
+
+/* A vGPU is the process's only device: it has no peer. */
+VGPU_API CUresult CUDAAPI cuDeviceCanAccessPeer(int *canAccessPeer,
+						CUdevice dev, CUdevice peerDev)
+{
+	struct client *c;
+	CUresult err = client_get(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!canAccessPeer)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dev != 0 || peerDev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*canAccessPeer = 0;
+	return CUDA_SUCCESS;
+}

@@ -8,6 +8,7 @@
  */
 #include "client.h"
 #include "client_api.h"
+#include "client_ctx.h"
 #include "client_module.h"
 
 /* One call on kernel f; r0 into *out when out is set. */
@@ -93,4 +94,54 @@ VGPU_API CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(
 	return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 		numBlocks, func, blockSize, dynamicSMemSize,
 		CU_OCCUPANCY_DEFAULT);
+}
+
+/* A kernel's L1/shared preference: a hint, accepted for a kernel the
+ * process has and applied to none (cuCtxSetCacheConfig's reasons). */
+VGPU_API CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel,
+						 CUfunc_cache config,
+						 CUdevice dev)
+{
+	struct client_obj *o;
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (!client_cache_config_ok(config))
+		return CUDA_ERROR_INVALID_VALUE;
+	o = client_registry_get(&c->registry, kernel, CLIENT_OBJ_KERNEL);
+	if (!o)
+		return CUDA_ERROR_INVALID_HANDLE;
+	client_obj_put(&c->registry, o);
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc,
+					       CUfunc_cache config)
+{
+	return cuKernelSetCacheConfig((CUkernel)hfunc, config, 0);
+}
+
+/* Bank width: not configurable (cuCtxSetSharedMemConfig). */
+VGPU_API CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction hfunc,
+						   CUsharedconfig config)
+{
+	struct client_obj *o;
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (config != CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE &&
+	    config != CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE &&
+	    config != CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
+		return CUDA_ERROR_INVALID_VALUE;
+	o = client_registry_get(&c->registry, hfunc, CLIENT_OBJ_KERNEL);
+	if (!o)
+		return CUDA_ERROR_INVALID_HANDLE;
+	client_obj_put(&c->registry, o);
+	return CUDA_SUCCESS;
 }

@@ -20,6 +20,7 @@
  * the worker refuses because its caps on pinned memory (per client, per
  * vGPU) are reached.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -72,6 +73,8 @@ VGPU_API CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
 
 	if (err != CUDA_SUCCESS)
 		return err;
+	if (!dptr) /* nothing, as NVIDIA's driver: cudaFree(0) comes here */
+		return CUDA_SUCCESS;
 	if (client_alloc_free_begin(&c->allocs, dptr, &ticket))
 		return CUDA_ERROR_INVALID_VALUE;
 	sqe.a[0] = dptr;
@@ -140,8 +143,16 @@ static CUresult host_alloc(void **pp, size_t bytes, unsigned int flags)
 				     CU_MEMHOSTALLOC_WRITECOMBINED)))
 		return CUDA_ERROR_INVALID_VALUE;
 	/* the vGPU cannot address host memory: no mapped buffers */
-	if (flags & CU_MEMHOSTALLOC_DEVICEMAP)
+	if (flags & CU_MEMHOSTALLOC_DEVICEMAP) {
+		static int said;
+
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			fprintf(stderr, "vgpu: cuMemHostAlloc: memory mapped "
+					"into the device (CU_MEMHOSTALLOC_"
+					"DEVICEMAP) is not supported on a vGPU "
+					"(CUDA_ERROR_NOT_SUPPORTED)\n");
 		return CUDA_ERROR_NOT_SUPPORTED;
+	}
 	if (bytes > VGPU_HOST_REGION_MAX_BYTES ||
 	    __atomic_load_n(&c->regions.unsupported, __ATOMIC_RELAXED))
 		return host_alloc_plain(c, bytes, pp);

@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "client_api.h"
+#include "client_ctx.h"
 
 /* The first error wins; the rest is still destroyed. */
 static void keep_first(CUresult *err, CUresult res)
@@ -101,5 +102,6 @@ CUresult client_reset(struct client *c)
 	keep_first(&err, destroy_all(c, CLIENT_OBJ_LIBRARY, library_unload));
 	keep_first(&err, allocs_free(c));
 	keep_first(&err, host_buffers_free(c));
+	client_ctx_prefs_reset(); /* the cache preference, as set at start */
 	return err;
 }

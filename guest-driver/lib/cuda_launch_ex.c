@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cuLaunchKernelEx: a launch configuration with attributes. The launch
+ * itself is cuLaunchKernel's. Attributes that are hints, or that ask for
+ * what every vGPU launch is anyway, are accepted: access policy windows,
+ * synchronization and scheduling policies, priority, memory-sync domains,
+ * preferred cluster shapes and carveouts, and a cluster of one block.
+ * The events a launch is to trigger are recorded after it (on the GPU a
+ * programmatic event may fire earlier; later is always correct). A
+ * cooperative launch and clusters of several blocks are not served yet
+ * (issue 18): CUDA_ERROR_NOT_SUPPORTED and one stderr line naming the
+ * attribute; an attribute cuda.h does not define is CUDA_ERROR_INVALID_VALUE.
+ */
+#include <stdio.h>
+
+#include "client_api.h"
+
+#define LAUNCH_EX_EVENTS 2
+
+static CUresult refuse(const char *what)
+{
+	fprintf(stderr,
+		"vgpu: cuLaunchKernelEx with %s is not supported on a vGPU "
+		"(CUDA_ERROR_NOT_SUPPORTED)\n",
+		what);
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+static CUresult attr_check(const CUlaunchAttribute *a, CUevent *ev,
+			   unsigned int *nev)
+{
+	const CUlaunchAttributeValue *v = &a->value;
+
+	switch (a->id) {
+	case CU_LAUNCH_ATTRIBUTE_IGNORE:
+	case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+	case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+	case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+	case CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING:
+		return CUDA_SUCCESS;
+	case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+		return v->cooperative ? refuse("a cooperative launch")
+				      : CUDA_SUCCESS;
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+		if (v->clusterDim.x <= 1 && v->clusterDim.y <= 1 &&
+		    v->clusterDim.z <= 1)
+			return CUDA_SUCCESS;
+		return refuse("clusters of several blocks");
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+	case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+		if (*nev == LAUNCH_EX_EVENTS)
+			return CUDA_ERROR_INVALID_VALUE;
+		ev[(*nev)++] = a->id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
+				       ? v->programmaticEvent.event
+				       : v->launchCompletionEvent.event;
+		return ev[*nev - 1] ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
+		return refuse("a device-updatable kernel node");
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+VGPU_API CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config,
+					   CUfunction f, void **kernelParams,
+					   void **extra)
+{
+	CUevent ev[LAUNCH_EX_EVENTS];
+	unsigned int nev = 0, i;
+	CUresult err;
+
+	if (!config || (config->numAttrs && !config->attrs))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < config->numAttrs; i++) {
+		err = attr_check(&config->attrs[i], ev, &nev);
+		if (err != CUDA_SUCCESS)
+			return err;
+	}
+	err = cuLaunchKernel(
+		f, config->gridDimX, config->gridDimY, config->gridDimZ,
+		config->blockDimX, config->blockDimY, config->blockDimZ,
+		config->sharedMemBytes, config->hStream, kernelParams, extra);
+	for (i = 0; err == CUDA_SUCCESS && i < nev; i++)
+		err = cuEventRecord(ev[i], config->hStream);
+	return err;
+}
