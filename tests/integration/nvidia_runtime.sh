@@ -63,6 +63,18 @@ for kind in static shared; do
 		nv a "$d/func_attrs_rt"
 	tap_run "$kind: pinned_many_rt (pinned buffers)" \
 		nv a "$d/pinned_many_rt"
+	tap_run "$kind: streams_overlap_rt (4 streams, pinned buffers, async copies)" \
+		nv a "$d/streams_overlap_rt" $((1 << 20)) 4
+	tap_run "$kind: errors_rt (launch, allocation and unsupported-call errors)" \
+		nv a "$d/errors_rt"
+	tap_run "$kind: launch_ex_rt (cudaLaunchKernelEx, attributes, refusals)" \
+		nv a "$d/launch_ex_rt"
+	tap_run "$kind: memory_2d_rt (cudaMallocPitch, 2D copies and fills)" \
+		nv a "$d/memory_2d_rt"
+	tap_run "$kind: small_calls_rt (attributes, hints, flags, entry points)" \
+		nv a "$d/small_calls_rt"
+	tap_run "$kind: per_thread_rt (--default-stream per-thread, 4 threads)" \
+		nv a "$d/per_thread_rt"
 done
 
 # the runtime's integrity check is answered, and the tables it asks for
