@@ -130,6 +130,17 @@ if [ $BENCH_ONLY = 0 ]; then
 		"$BUILD/tests/runtime/vector_add_rt"
 	stop_vgpud
 
+	say "== NVIDIA's runtime (static and shared) on our driver (issue 17)"
+	NVRT_LOG=$LOG/nvrt BUILD=$BUILD scripts/nvrt-check.sh >"$LOG/nvrt.log" 2>&1
+	nrc=$?
+	while read -r line; do
+		result "$line"
+	done < <(grep '^nvrt ' "$LOG/nvrt.log")
+	[ $nrc = 0 ] && ok "NVIDIA's runtime: every program the simulator runs runs here" ||
+		bad "NVIDIA's runtime: $(grep -c FAILS "$LOG/nvrt.log") program(s) fail, $(tail -1 "$LOG/nvrt.log")"
+	grep -q '^nvrt torch: runs' "$LOG/nvrt.log" && ok "PyTorch: a tensor on the vGPU" ||
+		bad "PyTorch: no tensor on the vGPU yet (docs/COMPATIBILITY.md)"
+
 	say "== host functions from threads, clients killed while the worker"
 	say "   waits for their host functions (issue 16)"
 	# which request of the client started meanwhile waits (worker log)

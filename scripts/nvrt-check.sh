@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# scripts/nvrt-check.sh: on the GPU machine, after `make all` (gpu-check.sh
+# runs it; it also runs alone). NVIDIA's own CUDA runtime on our
+# libcuda.so.1 (issue 17): every tests/runtime program built with nvcc's
+# default (static runtime) and with -cudart shared against the toolkit's
+# libcudart.so.13, on a vGPU of a vgpud on the cuda backend, with only our
+# driver library on the library path; then PyTorch's first tensor. Prints
+# one line per program: "nvrt KIND NAME: runs|FAILS (last line)", and
+# exits 1 when a program that runs on the simulator (nvidia_runtime.sh)
+# fails here.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${BUILD:-build}
+BIN=$BUILD/bin
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+LOG=${NVRT_LOG:-$BUILD/nvrt-check}
+mkdir -p "$LOG"
+# the programs the simulator runs under NVIDIA's runtime (nvidia_runtime.sh)
+EXPECTED=" vector_add_rt device_props_rt matmul_shared_rt events_rt callbacks_rt symbols_rt templates_rt func_attrs_rt pinned_many_rt resize_props_rt streams_overlap_rt errors_rt launch_ex_rt memory_2d_rt small_calls_rt per_thread_rt "
+. scripts/gpu-lib.sh # start_vgpud, stop_vgpud
+trap 'stop_vgpud' EXIT
+id vgpu >/dev/null 2>&1 ||
+	useradd --system --no-create-home --shell /usr/sbin/nologin vgpu
+DRV=$(mktemp -d /tmp/vgpu-driver.XXXXXX)
+ln -s "$(readlink -f "$BUILD/lib/libcuda.so.1")" "$DRV/libcuda.so.1"
+start_vgpud
+timeout 90 "$BIN/vgpu-admin" --run-dir "$RUN" create nvrt --sms 32 \
+	--memory 8G >/dev/null || { echo "nvrt: cannot create the vGPU"; exit 1; }
+nv() {
+	VGPU=nvrt VGPU_SOCKET=$RUN/client.sock LD_LIBRARY_PATH=$DRV:$CUDA_HOME/lib64 \
+		timeout -k 5 120 "$@"
+}
+rc=0
+for kind in static shared; do
+	d=$BUILD/tests/runtime-static
+	[ $kind = shared ] && d=$BUILD/tests/runtime
+	for p in "$d"/*_rt; do
+		n=$(basename "$p")
+		case $n in
+		device_props_rt) set -- --vgpu --sms 32 --memory $((8 << 30)) ;;
+		matmul_shared_rt) set -- 1024 ;;
+		sticky_rt) continue ;; # faults its vGPU on purpose
+		*) set -- ;;
+		esac
+		if nv "$p" "$@" >"$LOG/$kind.$n.log" 2>&1; then
+			echo "nvrt $kind $n: runs"
+		else
+			echo "nvrt $kind $n: FAILS ($(tail -1 "$LOG/$kind.$n.log" | cut -c1-160))"
+			case $EXPECTED in *" $n "*) rc=1 ;; esac
+		fi
+	done
+done
+if python3 -c 'import torch' 2>/dev/null; then
+	if nv python3 -c '
+import torch
+x = torch.zeros(1, device="cuda")
+print("torch", torch.__version__, float((x + 1).item()))' >"$LOG/torch.log" 2>&1; then
+		echo "nvrt torch: runs ($(tail -1 "$LOG/torch.log"))"
+	else
+		echo "nvrt torch: FAILS ($(grep -m1 -E 'Error|error' "$LOG/torch.log" | cut -c1-200))"
+	fi
+fi
+rm -rf "$DRV"
+exit $rc
