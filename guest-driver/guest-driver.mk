@@ -19,6 +19,7 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/client_transport_local.c \
 	guest-driver/lib/client_transport_pci.c \
 	guest-driver/lib/client_va.c \
+	guest-driver/lib/cuda_capture.c \
 	guest-driver/lib/cuda_compat.c \
 	guest-driver/lib/cuda_context.c \
 	guest-driver/lib/cuda_debugger.c \

@@ -359,3 +359,50 @@ VGPU_API CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice,
 	return cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height,
 				  hStream);
 }
+
+/* ---- capture status (cuda_capture.c): older versions, per-thread ---- */
+
+VGPU_API CUresult CUDAAPI
+cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *status)
+{
+	return cuStreamIsCapturing(hStream, status);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(
+	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+	cuuint64_t *id_out, CUgraph *graph_out,
+	const CUgraphNode **dependencies_out,
+	const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+{
+	return cuStreamIsCapturing(hStream, captureStatus_out);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamGetCaptureInfo_v2(
+	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+	cuuint64_t *id_out, CUgraph *graph_out,
+	const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+{
+	return cuStreamIsCapturing(hStream, captureStatus_out);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(
+	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+	cuuint64_t *id_out, CUgraph *graph_out,
+	const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+{
+	return cuStreamIsCapturing(hStream, captureStatus_out);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamGetCaptureInfo(
+	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+	cuuint64_t *id_out)
+{
+	return cuStreamIsCapturing(hStream, captureStatus_out);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(
+	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+	cuuint64_t *id_out)
+{
+	return cuStreamIsCapturing(hStream, captureStatus_out);
+}
