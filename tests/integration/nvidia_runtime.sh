@@ -75,6 +75,8 @@ for kind in static shared; do
 		nv a "$d/small_calls_rt"
 	tap_run "$kind: per_thread_rt (--default-stream per-thread, 4 threads)" \
 		nv a "$d/per_thread_rt"
+	tap_run "$kind: unsupported_rt (refusals are errors, never sticky)" \
+		nv a "$d/unsupported_rt"
 done
 
 # the runtime's integrity check is answered, and the tables it asks for

@@ -69,7 +69,7 @@ else
 fi
 for call in cudaGraphCreate cudaMallocManaged cudaIpcGetMemHandle \
 	cudaStreamBeginCapture cudaMemcpy3D cudaGraphAddEmptyNode \
-	cudaMemPoolTrimTo cudaStreamGetCaptureInfo; do
+	cudaMemPoolTrimTo; do
 	n=$(grep -c "^vgpu: $call is not supported on a vGPU (cudaErrorNotSupported)\$" \
 		"$err" || true)
 	if [ "$n" = 1 ]; then

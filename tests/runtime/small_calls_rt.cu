@@ -107,6 +107,13 @@ static void streams(void)
 	expect(prio == 0, "cudaStreamGetPriority: 0");
 	CHECK(cudaStreamGetFlags(0, &flags));
 	expect(flags == cudaStreamDefault, "the NULL stream's flags: default");
+	{
+		enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusActive;
+
+		CHECK(cudaStreamIsCapturing(s, &cs));
+		expect(cs == cudaStreamCaptureStatusNone,
+		       "cudaStreamIsCapturing outside capture: none");
+	}
 	CHECK(cudaStreamDestroy(s));
 }
 
