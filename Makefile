@@ -45,6 +45,7 @@ unit-tests:
 
 include host-daemon/host-daemon.mk
 include guest-driver/guest-driver.mk
+include vgpu-run/vgpu-run.mk
 include kernels/kernels.mk
 include tests/tests.mk
 include bench/bench.mk
@@ -80,16 +81,18 @@ bench: check-nvcc
 	@$(MAKE) --no-print-directory all
 	@scripts/gpu-check.sh --bench-only
 
-# Host side: vgpud, vgpu-worker (found next to vgpud), vgpu-admin, the man
-# page, the systemd unit; the guest library goes to $(PREFIX)/lib/vgpu (put
-# it on LD_LIBRARY_PATH only for programs meant to run on a vGPU).
+# Host side: vgpud, vgpu-worker (found next to vgpud), vgpu-admin, vgpu-run,
+# the man page, the systemd unit; the guest library goes to
+# $(PREFIX)/lib/vgpu, alone, where vgpu-run finds it (it is on the library
+# path only of programs meant to run on a vGPU).
 PREFIX  ?= /usr/local
 DESTDIR ?=
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/vgpu \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)/etc/systemd/system
 	install -m 0755 $(BUILD)/bin/vgpud $(BUILD)/bin/vgpu-worker \
-		$(BUILD)/bin/vgpu-admin $(DESTDIR)$(PREFIX)/bin/
+		$(BUILD)/bin/vgpu-admin $(BUILD)/bin/vgpu-run \
+		$(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(BUILD)/lib/libcuda.so.1 $(DESTDIR)$(PREFIX)/lib/vgpu/
 	ln -sf libcuda.so.1 $(DESTDIR)$(PREFIX)/lib/vgpu/libcuda.so
 	install -m 0644 docs/vgpu-admin.1 $(DESTDIR)$(PREFIX)/share/man/man1/
