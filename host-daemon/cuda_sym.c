@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_sym.h"
 
@@ -29,6 +30,32 @@ static void *resolve(void *dl, cuda_get_proc_fn *get_proc, const char *sym,
 	return dlsym(dl, sym);
 }
 
+/*
+ * Where NVIDIA's driver library is installed: the distributions' library
+ * directories and NVIDIA's container layout. The worker loads it by one
+ * of these paths (or VGPU_REAL_LIBCUDA), never by soname search, so that
+ * no libcuda.so.1 of vgpu's on some library path can stand in for it.
+ */
+static const char *const driver_paths[] = {
+	"/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+	"/usr/lib/aarch64-linux-gnu/libcuda.so.1",
+	"/usr/lib64/libcuda.so.1",
+	"/usr/lib/libcuda.so.1",
+	"/usr/local/nvidia/lib64/libcuda.so.1",
+	"/usr/local/nvidia/lib/libcuda.so.1",
+	"/usr/lib/wsl/lib/libcuda.so.1",
+};
+
+/* The first of driver_paths that exists, or NULL. */
+static const char *driver_path(void)
+{
+	for (size_t i = 0; i < sizeof(driver_paths) / sizeof(driver_paths[0]);
+	     i++)
+		if (access(driver_paths[i], R_OK) == 0)
+			return driver_paths[i];
+	return NULL;
+}
+
 int cuda_sym_load(struct cuda_sym *cs, char *err, size_t errlen)
 {
 	const char *path = getenv("VGPU_REAL_LIBCUDA");
@@ -37,7 +64,22 @@ int cuda_sym_load(struct cuda_sym *cs, char *err, size_t errlen)
 
 	memset(cs, 0, sizeof(*cs));
 	if (!path || !*path)
-		path = "libcuda.so.1";
+		path = driver_path();
+	if (!path) {
+		snprintf(err, errlen,
+			 "cuda: no NVIDIA driver library (libcuda.so.1) in "
+			 "/usr/lib/x86_64-linux-gnu, /usr/lib64, /usr/lib, "
+			 "/usr/local/nvidia/lib64 or the others vgpu knows; "
+			 "set VGPU_REAL_LIBCUDA to its path");
+		return -1;
+	}
+	if (path[0] != '/') {
+		snprintf(err, errlen,
+			 "cuda: VGPU_REAL_LIBCUDA='%s' is not an absolute path "
+			 "(the worker never searches for the driver)",
+			 path);
+		return -1;
+	}
 	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!dl) {
 		snprintf(err, errlen, "cuda: cannot load the CUDA driver: %s",

@@ -21,3 +21,20 @@ $(BUILD)/obj/tests/unit/test_va.o: tests/unit/test_va.c
 .PHONY: unit-va
 unit-va: $(VA_TEST_BIN)
 	$(VA_TEST_BIN)
+
+# tests/unit/test_cuda_sym.c: how the worker finds NVIDIA's driver.
+CUDA_SYM_TEST_BIN := $(BUILD)/tests/unit/test_cuda_sym
+
+unit-tests: $(CUDA_SYM_TEST_BIN)
+
+$(CUDA_SYM_TEST_BIN): $(BUILD)/obj/tests/unit/test_cuda_sym.o \
+		$(BUILD)/obj/host-daemon/cuda_sym.o | $(FAKE_LIBCUDA) \
+		$(BUILD)/lib/libcuda.so.1
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) -lcmocka -ldl
+
+$(BUILD)/obj/tests/unit/test_cuda_sym.o: tests/unit/test_cuda_sym.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ihost-daemon $(CFLAGS) \
+		-DFAKE_LIBCUDA='"$(abspath $(FAKE_LIBCUDA))"' \
+		-DOUR_LIBCUDA='"$(abspath $(BUILD)/lib/libcuda.so.1)"' -c -o $@ $<
