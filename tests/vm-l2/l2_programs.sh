@@ -32,6 +32,8 @@ mem=${L2_EXPECT_MEMORY:-1073741824}
 run "device_props_rt: a vGPU named vGPU, $sms SMs, $mem bytes" \
 	device_props_rt --vgpu --sms "$sms" --memory "$mem"
 run "vector_add_rt: 1M floats with cudaMalloc/cudaMemcpy/<<<>>>" vector_add_rt
+run "vector_add_rt built with nvcc's default (NVIDIA's static runtime)" \
+	vector_add_rt_static
 run "matmul_shared_rt 128 (shared-memory tiles)" matmul_shared_rt 128
 run "matmul_shared_rt 100 (edge tiles)" matmul_shared_rt 100
 run "streams_overlap_rt: 4 streams, pinned buffers, async copies" \

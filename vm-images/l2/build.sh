@@ -6,7 +6,8 @@
 #
 #   l2.cpio.gz  the L2 guest's whole initramfs: busybox, lspci (pciutils),
 #               vgpu_guest.ko, our libcuda.so.1 and libcudart.so.13 in
-#               /vgpu/lib, the runtime test programs (build/tests/runtime),
+#               /vgpu/lib, the runtime test programs (build/tests/runtime,
+#               and vector_add_rt as nvcc builds it by default),
 #               long_copy, busy_loop, vm_rtt, l2_ring, two cubins, the
 #               shared libraries they need (ldd), the L2 tests (tests/vm-l2/l2_*.sh with
 #               tests/vm/lib.sh and run.sh), /init (vm-images/l2/init)
@@ -93,6 +94,11 @@ stage_l2()
 	for p in "${RT_PROGRAMS[@]}"; do
 		progs+=("$BUILD/tests/runtime/$p")
 	done
+	# nvcc's default build: NVIDIA's static runtime over our libcuda.so.1
+	stage l2 "$BUILD/tests/runtime-static/vector_add_rt" \
+		vgpu/bin/vector_add_rt_static 0755
+	LD_LIBRARY_PATH=$BUILD/lib stage_libs l2 \
+		"$BUILD/tests/runtime-static/vector_add_rt"
 	progs+=("$BUILD/tests/programs/long_copy"
 		"$BUILD/tests/programs/busy_loop" "$BUILD/bench/vm_rtt")
 	for f in "${progs[@]}"; do
