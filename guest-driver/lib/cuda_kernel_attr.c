@@ -145,3 +145,59 @@ VGPU_API CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction hfunc,
 	client_obj_put(&c->registry, o);
 	return CUDA_SUCCESS;
 }
+
+/* Blocks of blockSize threads of func per SM with dyn bytes of dynamic
+ * shared memory, as the driver's occupancy calculator says. */
+static CUresult blocks_with(CUfunction func, int blockSize, size_t dyn,
+			    int *blocks)
+{
+	return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+		blocks, func, blockSize, dyn, CU_OCCUPANCY_DEFAULT);
+}
+
+/*
+ * The most dynamic shared memory a block may have so that numBlocks
+ * blocks of blockSize threads still fit on one SM: the largest size the
+ * worker's driver (its occupancy calculator, the kernel as compiled)
+ * allows that many blocks with, found by bisection between 0 and the
+ * per-block opt-in limit less the kernel's static shared memory; 0 when
+ * not even that many blocks without dynamic memory fit.
+ */
+VGPU_API CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(
+	size_t *dynamicSmemSize, CUfunction func, int numBlocks, int blockSize)
+{
+	int optin = 0, stat = 0, blocks = 0;
+	size_t lo, hi;
+	CUresult err;
+
+	if (!dynamicSmemSize || numBlocks <= 0 || blockSize <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	err = cuDeviceGetAttribute(
+		&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+		0);
+	if (err == CUDA_SUCCESS)
+		err = cuFuncGetAttribute(
+			&stat, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, func);
+	if (err == CUDA_SUCCESS)
+		err = blocks_with(func, blockSize, 0, &blocks);
+	if (err != CUDA_SUCCESS)
+		return err;
+	*dynamicSmemSize = 0;
+	if (blocks < numBlocks || optin <= stat)
+		return CUDA_SUCCESS;
+	lo = 0;				 /* fits */
+	hi = (size_t)(optin - stat) + 1; /* does not */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		err = blocks_with(func, blockSize, mid, &blocks);
+		if (err != CUDA_SUCCESS)
+			return err;
+		if (blocks >= numBlocks)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*dynamicSmemSize = lo;
+	return CUDA_SUCCESS;
+}

@@ -122,6 +122,33 @@ int main(void)
 		&occ, reverseChunks, 256, dyn));
 	printf("# reverseChunks occupancy with 100 KiB: %d blocks/SM\n", occ);
 	expect(occ >= 1 && occ <= 2, "100 KiB per block leaves 1-2 per SM");
+	{
+		/* the most dynamic shared memory that still lets 2 blocks of
+		 * 256 run per SM: 2 fit with it, fewer with 1 KiB more */
+		size_t avail = 0;
+		cudaError_t e = cudaOccupancyAvailableDynamicSMemPerBlock(
+			&avail, reverseChunks, 2, 256);
+
+		if (e == cudaErrorNotSupported) { /* vgpu's own runtime */
+			printf("# cudaOccupancyAvailableDynamicSMemPerBlock: "
+			       "not in this runtime\n");
+			cudaGetLastError();
+		} else {
+			int at = 0, above = 0;
+
+			CHECK(e);
+			CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+				&at, reverseChunks, 256, avail));
+			CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+				&above, reverseChunks, 256, avail + 1024));
+			printf("# 2 blocks of 256 per SM: %zu bytes of dynamic "
+			       "shared memory each\n",
+			       avail);
+			expect(avail > 0 && at >= 2 && above < 2,
+			       "cudaOccupancyAvailableDynamicSMemPerBlock: "
+			       "the most that keeps 2 blocks per SM");
+		}
+	}
 	expect(cudaFuncSetAttribute(reverseChunks,
 				    cudaFuncAttributeMaxDynamicSharedMemorySize,
 				    300 * 1024) != cudaSuccess,
