@@ -33,7 +33,9 @@ CUresult client_primary_ctx(CUdevice dev, CUcontext *pctx);
 /* The process's context preferences back to their defaults (a reset). */
 void client_ctx_prefs_reset(void);
 
-/* A valid CUfunc_cache preference (cuda_context.c). */
+/* A valid CUfunc_cache preference, a valid CUsharedconfig
+ * (cuda_context.c). */
 int client_cache_config_ok(CUfunc_cache config);
+int client_shared_config_ok(CUsharedconfig config);
 
 #endif /* VGPU_CLIENT_CTX_H */

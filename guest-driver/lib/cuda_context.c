@@ -528,6 +528,13 @@ VGPU_API CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache *config)
 
 /* Shared memory banks are four bytes wide on every GPU since Maxwell and
  * not configurable (CUDA 12 deprecated the calls): accepted, unchanged. */
+int client_shared_config_ok(CUsharedconfig config)
+{
+	return config == CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE ||
+	       config == CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE ||
+	       config == CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE;
+}
+
 VGPU_API CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig config)
 {
 	struct client *c;
@@ -535,11 +542,8 @@ VGPU_API CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig config)
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	if (config != CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE &&
-	    config != CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE &&
-	    config != CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
-		return CUDA_ERROR_INVALID_VALUE;
-	return CUDA_SUCCESS;
+	return client_shared_config_ok(config) ? CUDA_SUCCESS
+					       : CUDA_ERROR_INVALID_VALUE;
 }
 
 VGPU_API CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig *pConfig)

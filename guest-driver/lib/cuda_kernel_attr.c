@@ -96,11 +96,9 @@ VGPU_API CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(
 		CU_OCCUPANCY_DEFAULT);
 }
 
-/* A kernel's L1/shared preference: a hint, accepted for a kernel the
- * process has and applied to none (cuCtxSetCacheConfig's reasons). */
-VGPU_API CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel,
-						 CUfunc_cache config,
-						 CUdevice dev)
+/* A preference for kernel f that is accepted and applied to nothing:
+ * CUDA_SUCCESS when f is a kernel of the process and ok holds. */
+static CUresult kernel_hint(void *f, int ok)
 {
 	struct client_obj *o;
 	struct client *c;
@@ -108,15 +106,24 @@ VGPU_API CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel,
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	if (dev != 0)
-		return CUDA_ERROR_INVALID_DEVICE;
-	if (!client_cache_config_ok(config))
+	if (!ok)
 		return CUDA_ERROR_INVALID_VALUE;
-	o = client_registry_get(&c->registry, kernel, CLIENT_OBJ_KERNEL);
+	o = client_registry_get(&c->registry, f, CLIENT_OBJ_KERNEL);
 	if (!o)
 		return CUDA_ERROR_INVALID_HANDLE;
 	client_obj_put(&c->registry, o);
 	return CUDA_SUCCESS;
+}
+
+/* A kernel's L1/shared preference: a hint, accepted for a kernel the
+ * process has and applied to none (cuCtxSetCacheConfig's reasons). */
+VGPU_API CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel,
+						 CUfunc_cache config,
+						 CUdevice dev)
+{
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	return kernel_hint(kernel, client_cache_config_ok(config));
 }
 
 VGPU_API CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc,
@@ -129,21 +136,7 @@ VGPU_API CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc,
 VGPU_API CUresult CUDAAPI cuFuncSetSharedMemConfig(CUfunction hfunc,
 						   CUsharedconfig config)
 {
-	struct client_obj *o;
-	struct client *c;
-	CUresult err = client_enter(&c);
-
-	if (err != CUDA_SUCCESS)
-		return err;
-	if (config != CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE &&
-	    config != CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE &&
-	    config != CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE)
-		return CUDA_ERROR_INVALID_VALUE;
-	o = client_registry_get(&c->registry, hfunc, CLIENT_OBJ_KERNEL);
-	if (!o)
-		return CUDA_ERROR_INVALID_HANDLE;
-	client_obj_put(&c->registry, o);
-	return CUDA_SUCCESS;
+	return kernel_hint(hfunc, client_shared_config_ok(config));
 }
 
 /* Blocks of blockSize threads of func per SM with dyn bytes of dynamic
