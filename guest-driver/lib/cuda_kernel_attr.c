@@ -194,3 +194,82 @@ VGPU_API CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(
 	*dynamicSmemSize = lo;
 	return CUDA_SUCCESS;
 }
+
+/*
+ * The block size that gives func the most resident threads per SM (the
+ * largest such one on a tie), and the smallest grid that fills every SM
+ * of the slice with it, as cuda.h defines it: block sizes are tried in
+ * warp steps from the most the kernel and the device (and blockSizeLimit,
+ * when given) allow, each with its dynamic shared memory (the callback's,
+ * else dynamicSMemSize), against the worker's occupancy calculator.
+ */
+static CUresult max_potential(int *minGridSize, int *blockSize, CUfunction func,
+			      CUoccupancyB2DSize b2d, size_t dynamicSMemSize,
+			      int blockSizeLimit, unsigned int flags)
+{
+	int dev_max = 0, fn_max = 0, warp = 32, sms = 0, sm_threads = 0;
+	int best = 0, best_size = 0, best_blocks = 0, limit, b;
+	CUresult err;
+
+	if (!minGridSize || !blockSize || blockSizeLimit < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((err = cuDeviceGetAttribute(
+		     &dev_max, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0)) ||
+	    (err = cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+					0)) ||
+	    (err = cuDeviceGetAttribute(
+		     &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0)) ||
+	    (err = cuDeviceGetAttribute(
+		     &sm_threads,
+		     CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 0)) ||
+	    (err = cuFuncGetAttribute(
+		     &fn_max, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, func)))
+		return err;
+	if (warp <= 0)
+		warp = 32;
+	limit = dev_max;
+	if (fn_max > 0 && fn_max < limit)
+		limit = fn_max;
+	if (blockSizeLimit > 0 && blockSizeLimit < limit)
+		limit = blockSizeLimit;
+	for (b = limit > warp ? limit - limit % warp : limit; b > 0;
+	     b -= b > warp ? warp : b) {
+		size_t dyn = b2d ? b2d(b) : dynamicSMemSize;
+		int blocks = 0;
+
+		err = cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+			&blocks, func, b, dyn, flags);
+		if (err != CUDA_SUCCESS)
+			return err;
+		if (blocks * b > best) {
+			best = blocks * b;
+			best_size = b;
+			best_blocks = blocks;
+			if (sm_threads > 0 && best >= sm_threads)
+				break; /* nothing can do better */
+		}
+	}
+	*blockSize = best_size;
+	*minGridSize = best_blocks * sms;
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(
+	int *minGridSize, int *blockSize, CUfunction func,
+	CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+	int blockSizeLimit)
+{
+	return max_potential(minGridSize, blockSize, func,
+			     blockSizeToDynamicSMemSize, dynamicSMemSize,
+			     blockSizeLimit, CU_OCCUPANCY_DEFAULT);
+}
+
+VGPU_API CUresult CUDAAPI cuOccupancyMaxPotentialBlockSizeWithFlags(
+	int *minGridSize, int *blockSize, CUfunction func,
+	CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+	int blockSizeLimit, unsigned int flags)
+{
+	return max_potential(minGridSize, blockSize, func,
+			     blockSizeToDynamicSMemSize, dynamicSMemSize,
+			     blockSizeLimit, flags);
+}

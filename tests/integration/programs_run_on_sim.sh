@@ -27,6 +27,8 @@ tap_run "copy_sizes: 1 B to 37 MiB copies and memsets are exact" \
 	client a "$(prog copy_sizes)"
 tap_run "ordering: 1000 dependent launches run in order" \
 	client b "$(prog ordering)" 1000
+tap_run "occupancy: cuOccupancyMaxPotentialBlockSize's best block and grid" \
+	client a "$(prog occupancy)"
 tap_run "alloc_many: 10,000 allocations of 256 B in a 64 MiB vGPU" \
 	client small "$(prog alloc_many)" 10000 256
 tap_run "long_copy: repeated 32 MiB copies for 2 s" \

@@ -9,6 +9,8 @@ TEST_PROGRAMS := vector_add matmul streams_events device_query smid_map \
 TEST_PROGRAMS += alloc_threads
 # host functions from several threads, stuck ones (issue 16)
 TEST_PROGRAMS += hostfn_threads
+# the occupancy calls (issue 18)
+TEST_PROGRAMS += occupancy
 TEST_PROGRAM_BINS := $(TEST_PROGRAMS:%=$(BUILD)/tests/programs/%)
 
 all: $(TEST_PROGRAM_BINS)
