@@ -168,6 +168,7 @@ struct worker_session {
 	 * tells a wait to give up (NULL: never) */
 	struct worker_stream *held;
 	uint32_t nheld;
+	uint64_t defer_bytes; /* parameters of held launches */
 	int defer_error;
 	int wake_fd;
 	const int *stop;

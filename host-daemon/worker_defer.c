@@ -20,17 +20,19 @@
  * stream opens its gates first, as the worker always did (a stream's
  * gates must not outlive it).
  * Records of one event are handed on in the order the client made them
- * (rec_enq, rec_run), and a wait for an event is held until the record
- * it names has been handed on, so a stream that waits for an event
- * recorded behind a host function is held too. Freeing memory, unloading
+ * (rec_enq, rec_run): a record that follows a held one is held too, and
+ * a wait for an event is held until the record it names has been handed
+ * on, so a stream that waits for an event recorded behind a host
+ * function is held too. An event destroyed while held work names it
+ * leaves the handle table at once and goes when that work is handed on. Freeing memory, unloading
  * a library, destroying a host region and synchronising the context wait
  * for every queue of the client: deferred work may use what they free
  * (CUDA's own cuMemFree waits for the device too).
  *
  * Errors of deferred work come back at the client's next synchronising
  * call, as CUDA reports asynchronous errors. A client may hold
- * WORKER_DEFER_MAX entries; beyond that its next op waits for its queues
- * to drain. Only the session's client thread touches the queues; the gate
+ * WORKER_DEFER_MAX entries and WORKER_DEFER_BYTES_MAX of launch
+ * parameters; beyond that its next op waits for room. Only the session's client thread touches the queues; the gate
  * pump reads nheld and wakes the thread through wake_fd when a gate
  * opens.
  */
@@ -44,8 +46,9 @@
 
 #include "worker.h"
 
-#define WORKER_DEFER_MAX     65536 /* entries one client may hold back */
-#define WORKER_DEFER_POLL_MS 1	   /* a wait re-checks the gates this often */
+#define WORKER_DEFER_MAX       65536 /* entries one client may hold back */
+#define WORKER_DEFER_BYTES_MAX (64ull << 20) /* and their parameters */
+#define WORKER_DEFER_POLL_MS   1 /* a wait re-checks the gates this often */
 
 struct worker_deferred {
 	struct worker_deferred *next;
@@ -64,6 +67,13 @@ static uint32_t session_entries(const struct worker_session *s)
 	for (st = s->held; st; st = st->next_held)
 		n += st->ndq;
 	return n;
+}
+
+/* The client holds back as much as it may. */
+static int session_full(const struct worker_session *s)
+{
+	return s->held && (session_entries(s) >= WORKER_DEFER_MAX ||
+			   s->defer_bytes >= WORKER_DEFER_BYTES_MAX);
 }
 
 static void hold_stream(struct worker_session *s, struct worker_stream *st)
@@ -106,6 +116,7 @@ static int append(struct worker_session *s, const struct worker_op *op,
 				return CUDA_ERROR_OUT_OF_MEMORY;
 			}
 			memcpy(e->params, s->param_buf, e->param_bytes);
+			s->defer_bytes += e->param_bytes;
 		}
 	}
 	if (op->opcode == VGPU_OP_EVENT_RECORD ||
@@ -121,11 +132,18 @@ static int append(struct worker_session *s, const struct worker_op *op,
 	return CUDA_SUCCESS;
 }
 
-static void entry_free(struct worker_deferred *e)
+static void entry_free(struct worker_session *s, struct worker_deferred *e)
 {
-	if (e->op.opcode == VGPU_OP_EVENT_RECORD ||
-	    e->op.opcode == VGPU_OP_STREAM_WAIT_EVENT)
-		e->op.event->refs--;
+	struct worker_event *ev = e->op.event;
+
+	if ((e->op.opcode == VGPU_OP_EVENT_RECORD ||
+	     e->op.opcode == VGPU_OP_STREAM_WAIT_EVENT) &&
+	    !--ev->refs && ev->destroyed) {
+		/* the client destroyed it meanwhile: now it can go */
+		s->w->ops->event_destroy(s->w->be, ev->be);
+		free(ev);
+	}
+	s->defer_bytes -= e->param_bytes;
 	free(e->params);
 	free(e);
 }
@@ -139,7 +157,24 @@ static void pop(struct worker_session *s, struct worker_stream *st)
 		st->dq_tail = NULL;
 	if (!--st->ndq)
 		release_stream(s, st);
-	entry_free(e);
+	entry_free(s, e);
+}
+
+/*
+ * The "reached" write of a gate could not be queued: the client must still
+ * run its function, after the work before it. Wait for the stream, then
+ * write the number from here.
+ */
+static void gate_reached_by_hand(struct worker_session *s,
+				 struct worker_stream *st,
+				 const struct worker_op *op)
+{
+	uint64_t *reached = (uint64_t *)(s->data + op->gate.off +
+					 offsetof(struct vgpu_gate, reached));
+
+	worker_check(s->w, s->w->ops->stream_sync(s->w->be, st->bs),
+		     "stream_sync");
+	__atomic_store_n(reached, op->gate.seq, __ATOMIC_RELEASE);
 }
 
 static void note_error(struct worker_session *s, int rc)
@@ -166,10 +201,9 @@ static uint32_t flush_stream(struct worker_session *s, struct worker_stream *st)
 				e->issued = 1;
 				rc = worker_gate_issue(s, st, e->op.gate.off,
 						       e->op.gate.seq);
-				note_error(s, rc);
-				if (rc) /* nobody will see it reached */
-					break;
-				if (st->wd) /* as a wait for an event */
+				if (rc) /* the function must still run */
+					gate_reached_by_hand(s, st, &e->op);
+				else if (st->wd) /* as a wait for an event */
 					worker_watchdog_track_wait(s->w, st->wd,
 								   st->bs);
 			}
@@ -229,7 +263,7 @@ void worker_defer_discard(struct worker_session *s)
 }
 
 /* What a wait waits for. */
-enum until { UNTIL_STREAM, UNTIL_EVENT, UNTIL_EVENT_FREE, UNTIL_ALL };
+enum until { UNTIL_STREAM, UNTIL_EVENT, UNTIL_ALL, UNTIL_ROOM };
 
 static int settled(const struct worker_session *s, enum until u,
 		   const struct worker_op *op)
@@ -239,8 +273,8 @@ static int settled(const struct worker_session *s, enum until u,
 		return !op->stream->ndq;
 	case UNTIL_EVENT:
 		return op->event->rec_run == op->event->rec_enq;
-	case UNTIL_EVENT_FREE:
-		return !op->event->refs;
+	case UNTIL_ROOM:
+		return !session_full(s);
 	case UNTIL_ALL:
 		break;
 	}
@@ -289,14 +323,49 @@ int worker_defer_route(struct worker_session *s, const struct worker_op *op,
 	struct worker_event *ev;
 
 	*rc = CUDA_SUCCESS;
-	if (s->held && session_entries(s) >= WORKER_DEFER_MAX &&
-	    (*rc = wait_until(s, UNTIL_ALL, op)))
-		return 0;
+	if (session_full(s)) {
+		/* the flushes below put deferred launches' parameters in
+		 * param_buf, where this op's already are */
+		uint32_t n = op->opcode == VGPU_OP_LAUNCH
+				     ? op->launch.k->info.param_bytes
+				     : 0;
+		uint8_t *save = n ? malloc(n) : NULL;
+
+		if (n && !save) {
+			*rc = CUDA_ERROR_OUT_OF_MEMORY;
+			return 1;
+		}
+		if (n)
+			memcpy(save, s->param_buf, n);
+		*rc = wait_until(s, UNTIL_ROOM, op);
+		if (n)
+			memcpy(s->param_buf, save, n);
+		free(save);
+		if (*rc)
+			return 0;
+	}
 	switch (op->opcode) {
 	case VGPU_OP_STREAM_GATE:
 		*rc = worker_gate_reserve(s, st, op->gate.off, op->gate.seq);
-		if (*rc == CUDA_SUCCESS && (*rc = append(s, op, 0)) == 0)
-			worker_defer_flush(s); /* "reached" goes now */
+		if (*rc)
+			return 1;
+		if (!st->ndq) {
+			/* first in line: "reached" goes now, and if it cannot,
+			 * the client hears so (its library then waits for the
+			 * stream and calls the function itself) */
+			*rc = worker_gate_issue(s, st, op->gate.off,
+						op->gate.seq);
+			if (*rc) {
+				worker_gate_open_stream(s, st);
+				return 1;
+			}
+			if (st->wd) /* as a wait for an event */
+				worker_watchdog_track_wait(s->w, st->wd,
+							   st->bs);
+		}
+		if ((*rc = append(s, op, 0)) == 0 && st->ndq == 1)
+			st->dq_head->issued = 1;
+		worker_defer_flush(s);
 		return 1;
 	case VGPU_OP_LAUNCH:
 	case VGPU_OP_MEMSET:
@@ -315,10 +384,14 @@ int worker_defer_route(struct worker_session *s, const struct worker_op *op,
 				ev->rec_enq++;
 			return 1;
 		}
-		/* after the records still held, in order */
-		if (ev->rec_run != ev->rec_enq &&
-		    (*rc = wait_until(s, UNTIL_EVENT, op)))
-			return 0;
+		/* after the records still held, in order: held itself (its
+		 * stream with it) rather than making the client wait */
+		if (ev->rec_run != ev->rec_enq) {
+			*rc = append(s, op, ev->rec_enq + 1);
+			if (*rc == CUDA_SUCCESS)
+				ev->rec_enq++;
+			return 1;
+		}
 		ev->rec_enq++;
 		ev->rec_run++;
 		return 0;
@@ -349,8 +422,13 @@ int worker_defer_route(struct worker_session *s, const struct worker_op *op,
 			*rc = take_error(s);
 		return *rc != 0;
 	case VGPU_OP_EVENT_DESTROY:
-		*rc = wait_until(s, UNTIL_EVENT_FREE, op);
-		return 0;
+		if (!op->event->refs)
+			return 0;
+		/* as CUDA: the destroy returns now, the event goes when the
+		 * work held back that names it has been handed on */
+		handle_table_remove(&s->h.events, op->handle);
+		op->event->destroyed = 1;
+		return 1;
 	case VGPU_OP_STREAM_SYNC:
 		if ((*rc = wait_until(s, UNTIL_STREAM, op)) == 0)
 			*rc = take_error(s);

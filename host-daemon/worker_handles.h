@@ -90,6 +90,7 @@ struct worker_event {
 	 * the same order); deferred entries that name it (worker_defer.c) */
 	uint64_t rec_enq, rec_run;
 	uint32_t refs;
+	int destroyed; /* out of the table: freed when refs reaches 0 */
 };
 
 struct worker_library {

@@ -9,6 +9,7 @@
  */
 #include <cuda.h>
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -2259,22 +2260,159 @@ static void deferred_work_keeps_event_order(void **state)
 	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
 	assert_int_equal(st.launches, launches); /* s2 is held too */
 
-	/* a record of ev on a free stream waits for the held one: the
-	 * client opens the gate meanwhile */
+	/* a record of ev on a free stream comes after the held one: it is
+	 * held too; the client opens the gate, a synchronise of s2 hands
+	 * everything on */
+	q = sqe(VGPU_OP_EVENT_RECORD);
+	q.handle = ev;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.records, records);
 	{
 		struct vgpu_gate *g = (struct vgpu_gate *)(f->data + 4096);
 
 		__atomic_store_n(&g->open, 1, __ATOMIC_RELEASE);
 	}
-	q = sqe(VGPU_OP_EVENT_RECORD);
-	q.handle = ev;
-	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
-	assert_int_equal(st.records, records + 2);
 	q = sqe(VGPU_OP_STREAM_SYNC);
 	q.stream = s2;
 	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
 	assert_int_equal(st.launches, launches + 1);
+	q = sqe(VGPU_OP_CTX_SYNC);
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.records, records + 2);
 	assert_null(f->s.held);
+	fx_free(f);
+}
+
+static uint64_t ms_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000ull + t.tv_nsec / 1000000;
+}
+
+/* Opens the gate at arg after 300 ms: a host function that runs long. */
+static void *open_later(void *arg)
+{
+	usleep(300000);
+	__atomic_store_n((uint64_t *)arg, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Found in review: a launch that has to wait for room (the client holds
+ * back WORKER_DEFER_MAX entries) runs with its own parameters, not the
+ * last replayed launch's.
+ */
+static void a_launch_that_waits_for_room_keeps_its_parameters(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t lib = load_library(f, "saxpy"),
+		 k = get_kernel(f, lib, "saxpy"), s1;
+	float a = 1.0f;
+	uint64_t x = 0x500000001000ull;
+	struct vgpu_sqe q;
+	int32_t n = 1000;
+	int i;
+
+	memset(&gst, 0, sizeof(gst));
+	assert_int_equal(worker_gate_init(&f->w), 0);
+	f->s.data_gpu_ok = 1;
+	s1 = create(&f->s, VGPU_OP_STREAM_CREATE);
+	assert_int_equal(run(&f->s, gate_sqe(s1, 4096, 1), NULL), CUDA_SUCCESS);
+	memcpy(f->data + 200, &a, 4);
+	memcpy(f->data + 208, &x, 8);
+	memcpy(f->data + 216, &n, 4);
+	for (i = 0; i < 65535; i++) {
+		q = launch_sqe(k, 1, 1, 1, 1, 1, 1);
+		q.a[4] = 200;
+		q.a[5] = 20;
+		q.stream = s1;
+		assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	}
+	__atomic_store_n(&((struct vgpu_gate *)(f->data + 4096))->open, 1,
+			 __ATOMIC_RELEASE);
+	n = 42;
+	memcpy(f->data + 216, &n, 4);
+	q = launch_sqe(k, 1, 1, 1, 1, 1, 1);
+	q.a[4] = 200;
+	q.a[5] = 20;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.p_n, 42);
+	assert_null(f->s.held);
+	fx_free(f);
+}
+
+/*
+ * Found in review: a record of an event whose earlier record is held
+ * behind a host function, on a stream with nothing held, and a destroy of
+ * that event, return at once (the client's other calls go on); the
+ * records still reach the backend in order once the function has run,
+ * and the event goes after them.
+ */
+static void
+records_and_destroys_behind_a_host_function_do_not_wait(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint64_t *open = &((struct vgpu_gate *)(f->data + 4096))->open;
+	uint32_t s1, s2, ev;
+	struct vgpu_sqe q;
+	int records, events;
+	pthread_t t;
+	uint64_t t0;
+
+	memset(&gst, 0, sizeof(gst));
+	assert_int_equal(worker_gate_init(&f->w), 0);
+	f->s.data_gpu_ok = 1;
+	s1 = create(&f->s, VGPU_OP_STREAM_CREATE);
+	s2 = create(&f->s, VGPU_OP_STREAM_CREATE);
+	ev = create(&f->s, VGPU_OP_EVENT_CREATE);
+	records = st.records;
+	events = st.events;
+	assert_int_equal(run(&f->s, gate_sqe(s1, 4096, 1), NULL), CUDA_SUCCESS);
+	q = sqe(VGPU_OP_EVENT_RECORD);
+	q.handle = ev;
+	q.stream = s1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(pthread_create(&t, NULL, open_later, open), 0);
+	t0 = ms_now();
+	q.stream = s2;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	q = sqe(VGPU_OP_EVENT_DESTROY);
+	q.handle = ev;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_true(ms_now() - t0 < 200);
+	assert_int_equal(st.records, records);
+	assert_int_equal(st.events, events); /* not yet */
+	pthread_join(t, NULL);
+	assert_true(gate_open_and_flush(f, 4096, 1));
+	assert_int_equal(st.records, records + 2);
+	assert_int_equal(st.events, events - 1);
+	fx_free(f);
+}
+
+static int failing_write_host(struct backend *b, struct backend_stream *s,
+			      uint64_t *p, uint64_t v)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* Found in review: a gate whose "reached" write cannot be queued is the
+ * client's error (its library then calls the function itself). */
+static void a_gate_that_cannot_be_reached_is_an_error(void **state)
+{
+	struct fx *f = fx_new(0);
+	static struct backend_ops ops;
+
+	ops = stub_ops;
+	ops.stream_write_host = failing_write_host;
+	f->w.ops = &ops;
+	assert_int_equal(worker_gate_init(&f->w), 0);
+	f->s.data_gpu_ok = 1;
+	assert_int_equal(run(&f->s, gate_sqe(0, 4096, 1), NULL),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	assert_null(f->s.held);
+	f->w.ops = &stub_ops;
 	fx_free(f);
 }
 
@@ -2338,6 +2476,11 @@ int main(void)
 		cmocka_unit_test(
 			stream_gates_check_their_input_and_never_trust_the_client),
 		cmocka_unit_test(deferred_work_keeps_event_order),
+		cmocka_unit_test(
+			a_launch_that_waits_for_room_keeps_its_parameters),
+		cmocka_unit_test(
+			records_and_destroys_behind_a_host_function_do_not_wait),
+		cmocka_unit_test(a_gate_that_cannot_be_reached_is_an_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
