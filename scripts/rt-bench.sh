@@ -107,14 +107,13 @@ pack_logs() {
 	cp "$LOG/ratios.txt" "$OUT/" 2>/dev/null
 	return 0
 }
-trap 'stop_vgpud; pack_logs; rm -rf "${DRV:-}"' EXIT
+trap 'stop_vgpud; pack_logs' EXIT
 vgpu_run() {
 	VGPU=rtbench VGPU_SOCKET=$RUN/client.sock LD_LIBRARY_PATH=$BUILD/lib \
 		timeout -k 5 600 "$@"
 }
-# only our driver library, beside NVIDIA's runtime
-DRV=$(mktemp -d /tmp/vgpu-driver.XXXXXX)
-ln -s "$(readlink -f "$BUILD/lib/libcuda.so.1")" "$DRV/libcuda.so.1"
+# only our driver library, beside NVIDIA's runtime (vgpu-run/vgpu-run.mk)
+DRV=$(cd "$BUILD/lib/vgpu" && pwd)
 vgpu_nv_run() {
 	VGPU=rtbench VGPU_SOCKET=$RUN/client.sock \
 		LD_LIBRARY_PATH=$DRV:$CUDA_HOME/lib64 timeout -k 5 600 "$@"

@@ -18,10 +18,9 @@ CUDA_LIB=${CUDA_HOME:-/usr/local/cuda}/lib64
 [ -e "$CUDA_LIB/libcudart.so.13" ] ||
 	tap_skip_all "no NVIDIA libcudart.so.13 in $CUDA_LIB"
 vgpu_test_start
-# only our driver: a directory with libcuda.so.1 and nothing else of ours
-DRV="$TEST_TMP/driver"
-mkdir -p "$DRV"
-ln -s "$(readlink -f "$VGPU_LIB/libcuda.so.1")" "$DRV/libcuda.so.1"
+# only our driver: the directory with libcuda.so.1 and nothing else of
+# ours, as vgpu-run uses it
+DRV="$VGPU_LIB/vgpu"
 nv() { # VGPU PROGRAM ARGS...: NVIDIA's runtime over our driver
 	local v=$1
 	shift
