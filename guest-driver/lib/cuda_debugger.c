@@ -13,17 +13,17 @@
 #include <stdio.h>
 
 #include "client_api.h"
+#include "cuda_unsupported.h"
 
 /* cudadebugger.h's CUDBGResult value for "not supported" */
 #define CUDBG_ERROR_NOT_SUPPORTED 0x002e
 
 static int debugger_unsupported(const char *call, int *said)
 {
-	if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
-		fprintf(stderr,
-			"vgpu: %s: the CUDA debugger API is not supported on "
-			"a vGPU (CUDBG_ERROR_NOT_SUPPORTED)\n",
-			call);
+	cuda_say_once(said,
+		      "%s: the CUDA debugger API is not supported on a vGPU "
+		      "(CUDBG_ERROR_NOT_SUPPORTED)",
+		      call);
 	return CUDBG_ERROR_NOT_SUPPORTED;
 }
 

@@ -20,6 +20,7 @@
 #include "client_api.h"
 #include "client_trace.h"
 #include "cuda_export.h"
+#include "cuda_unsupported.h"
 
 /* X(t, s) for every slot s of a table (the largest has 99) */
 /* clang-format off */
@@ -141,11 +142,10 @@ static int said[EXPORT_TABLES][EXPORT_MAX_SLOTS];
 
 static int export_unsupported(int t, int s)
 {
-	if (!__atomic_exchange_n(&said[t][s], 1, __ATOMIC_RELAXED))
-		fprintf(stderr,
-			"vgpu: entry %d of the driver's export table %s is "
-			"not supported on a vGPU (CUDA_ERROR_NOT_SUPPORTED)\n",
-			s, descs[t].name);
+	cuda_say_once(&said[t][s],
+		      "entry %d of the driver's export table %s is not "
+		      "supported on a vGPU (CUDA_ERROR_NOT_SUPPORTED)",
+		      s, descs[t].name);
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -195,22 +195,18 @@ VGPU_API CUresult CUDAAPI cuGetExportTable(const void **ppExportTable,
 			break;
 	if (t < EXPORT_TABLES)
 		*ppExportTable = (const void *)export_table(t);
-	if (client_trace_on() ||
-	    (t == EXPORT_TABLES &&
-	     !__atomic_exchange_n(&said_unknown, 1, __ATOMIC_RELAXED))) {
+	if (t == EXPORT_TABLES || client_trace_on())
 		uuid_text(pExportTableId, text);
-		if (client_trace_on())
-			client_trace("export %s -> %s %d\n", text,
-				     t < EXPORT_TABLES ? "ok" : "error",
-				     t < EXPORT_TABLES
-					     ? CUDA_SUCCESS
-					     : CUDA_ERROR_NOT_SUPPORTED);
-		if (t == EXPORT_TABLES)
-			fprintf(stderr,
-				"vgpu: the driver's export table %s is not "
-				"supported on a vGPU (CUDA_ERROR_NOT_SUPPORTED)"
-				"\n",
-				text);
-	}
-	return t < EXPORT_TABLES ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+	if (client_trace_on())
+		client_trace("export %s -> %s %d\n", text,
+			     t < EXPORT_TABLES ? "ok" : "error",
+			     t < EXPORT_TABLES ? CUDA_SUCCESS
+					       : CUDA_ERROR_NOT_SUPPORTED);
+	if (t < EXPORT_TABLES)
+		return CUDA_SUCCESS;
+	cuda_say_once(&said_unknown,
+		      "the driver's export table %s is not supported on a "
+		      "vGPU (CUDA_ERROR_NOT_SUPPORTED)",
+		      text);
+	return CUDA_ERROR_NOT_SUPPORTED;
 }

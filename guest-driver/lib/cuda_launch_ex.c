@@ -14,21 +14,25 @@
 #include <stdio.h>
 
 #include "client_api.h"
+#include "cuda_unsupported.h"
 
 #define LAUNCH_EX_EVENTS 2
 
-static CUresult refuse(const char *what)
+/* One line per kind of refusal, the first time (a program may retry in
+ * a loop). */
+static CUresult refuse(int *said, const char *what)
 {
-	fprintf(stderr,
-		"vgpu: cuLaunchKernelEx with %s is not supported on a vGPU "
-		"(CUDA_ERROR_NOT_SUPPORTED)\n",
-		what);
+	cuda_say_once(said,
+		      "cuLaunchKernelEx with %s is not supported on a vGPU "
+		      "(CUDA_ERROR_NOT_SUPPORTED)",
+		      what);
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 static CUresult attr_check(const CUlaunchAttribute *a, CUevent *ev,
 			   unsigned int *nev)
 {
+	static int said_coop, said_cluster, said_node;
 	const CUlaunchAttributeValue *v = &a->value;
 
 	switch (a->id) {
@@ -45,13 +49,14 @@ static CUresult attr_check(const CUlaunchAttribute *a, CUevent *ev,
 	case CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING:
 		return CUDA_SUCCESS;
 	case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
-		return v->cooperative ? refuse("a cooperative launch")
-				      : CUDA_SUCCESS;
+		return v->cooperative
+			       ? refuse(&said_coop, "a cooperative launch")
+			       : CUDA_SUCCESS;
 	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
 		if (v->clusterDim.x <= 1 && v->clusterDim.y <= 1 &&
 		    v->clusterDim.z <= 1)
 			return CUDA_SUCCESS;
-		return refuse("clusters of several blocks");
+		return refuse(&said_cluster, "clusters of several blocks");
 	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
 	case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
 		if (*nev == LAUNCH_EX_EVENTS)
@@ -61,7 +66,7 @@ static CUresult attr_check(const CUlaunchAttribute *a, CUevent *ev,
 				       : v->launchCompletionEvent.event;
 		return ev[*nev - 1] ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 	case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
-		return refuse("a device-updatable kernel node");
+		return refuse(&said_node, "a device-updatable kernel node");
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
 	}

@@ -27,6 +27,7 @@
 
 #include "client.h"
 #include "client_api.h"
+#include "cuda_unsupported.h"
 #include "client_copy.h"
 
 VGPU_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
@@ -146,11 +147,11 @@ static CUresult host_alloc(void **pp, size_t bytes, unsigned int flags)
 	if (flags & CU_MEMHOSTALLOC_DEVICEMAP) {
 		static int said;
 
-		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-			fprintf(stderr, "vgpu: cuMemHostAlloc: memory mapped "
-					"into the device (CU_MEMHOSTALLOC_"
-					"DEVICEMAP) is not supported on a vGPU "
-					"(CUDA_ERROR_NOT_SUPPORTED)\n");
+		cuda_say_once(&said,
+			      "cuMemHostAlloc: memory mapped into the "
+			      "device (CU_MEMHOSTALLOC_DEVICEMAP) is not "
+			      "supported on a vGPU "
+			      "(CUDA_ERROR_NOT_SUPPORTED)");
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
 	if (bytes > VGPU_HOST_REGION_MAX_BYTES ||

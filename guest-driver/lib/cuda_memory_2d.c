@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "client_api.h"
+#include "cuda_unsupported.h"
 
 /* What NVIDIA's driver hands out on current GPUs (a multiple of the
  * texture pitch alignment), so programs that size buffers from a pitch
@@ -56,10 +57,9 @@ static CUresult side(CUmemorytype type, const void *host, CUdeviceptr dev,
 	case CU_MEMORYTYPE_ARRAY: {
 		static int said;
 
-		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-			fprintf(stderr, "vgpu: cuMemcpy2D with a CUDA array "
-					"is not supported on a vGPU "
-					"(CUDA_ERROR_NOT_SUPPORTED)\n");
+		cuda_say_once(&said, "cuMemcpy2D with a CUDA array is not "
+				     "supported on a vGPU "
+				     "(CUDA_ERROR_NOT_SUPPORTED)");
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
 	default:

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the generated NOT_SUPPORTED stubs of libcuda.so.1 need (see
- * gen_cuda_stubs.py). It does not include cuda.h: the stubs are defined
+ * gen_cuda_stubs.py), and the one way the library says it refuses
+ * something. It does not include cuda.h: the stubs are defined
  * as int name(void), which would clash with cuda.h's prototypes.
  */
 #ifndef VGPU_CUDA_UNSUPPORTED_H
@@ -12,6 +13,14 @@
  * The first call for a given *said writes one stderr line naming call.
  */
 int cuda_unsupported(const char *call, int *said);
+
+/*
+ * One line on stderr ("vgpu: " and fmt), the first time for a given
+ * *said: how every refusal of the library says so without flooding the
+ * program's log.
+ */
+void cuda_say_once(int *said, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /*
  * A driver call a vGPU cannot serve. It never reads its arguments, so
