@@ -52,6 +52,9 @@ l2_uptime()
 kvm_load()
 {
 	local m args
+	# On the console (l1_broke_in_kvm reads it): under TCG's SVM
+	# emulation, L1 has been seen to reset between here and L2's boot.
+	[ -c /dev/kvm ] || echo "# L1: loading KVM (kvm_amd nested=1)" >/dev/console
 	while read -r m; do
 		[ -z "$m" ] && continue
 		[ -d "/sys/module/$m" ] && continue
