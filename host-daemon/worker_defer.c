@@ -24,17 +24,17 @@
  * a wait for an event is held until the record it names has been handed
  * on, so a stream that waits for an event recorded behind a host
  * function is held too. An event destroyed while held work names it
- * leaves the handle table at once and goes when that work is handed on. Freeing memory, unloading
- * a library, destroying a host region and synchronising the context wait
- * for every queue of the client: deferred work may use what they free
- * (CUDA's own cuMemFree waits for the device too).
+ * leaves the handle table at once and goes when that work is handed on. Freeing
+ * memory, unloading a library, destroying a host region and synchronising the
+ * context wait for every queue of the client: deferred work may use what they
+ * free (CUDA's own cuMemFree waits for the device too).
  *
  * Errors of deferred work come back at the client's next synchronising
  * call, as CUDA reports asynchronous errors. A client may hold
  * WORKER_DEFER_MAX entries and WORKER_DEFER_BYTES_MAX of launch
- * parameters; beyond that its next op waits for room. Only the session's client thread touches the queues; the gate
- * pump reads nheld and wakes the thread through wake_fd when a gate
- * opens.
+ * parameters; beyond that its next op waits for room. Only the session's client
+ * thread touches the queues; the gate pump reads nheld and wakes the thread
+ * through wake_fd when a gate opens.
  */
 #include <errno.h>
 #include <poll.h>

@@ -43,8 +43,8 @@
 
 /* VGPU_GUEST_IOC_INFO: the device's composition and this fd's channel. */
 struct vgpu_guest_info {
-	__u32 version;	/* ring protocol: major << 16 | minor */
-	__u32 channel;	/* this fd's channel */
+	__u32 version;	 /* ring protocol: major << 16 | minor */
+	__u32 channel;	 /* this fd's channel */
 	__u64 ring_size; /* bytes mmap may map */
 	__u64 memory;	 /* quota, bytes */
 	__u32 sm_count;

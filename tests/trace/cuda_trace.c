@@ -94,8 +94,8 @@ __attribute__((constructor)) static void trace_init(void)
 #define HOOK_TABLES 16
 #define HOOK_SLOTS  32
 
-typedef uint64_t (*entry_fn)(uint64_t, uint64_t, uint64_t, uint64_t,
-			     uint64_t, uint64_t);
+typedef uint64_t (*entry_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
+			     uint64_t);
 
 static struct hooked {
 	const void **table;
@@ -127,23 +127,30 @@ static uint64_t entry_call(int k, int i, uint64_t a, uint64_t b, uint64_t c,
 	}
 /* X(k, i) for i = 0..31 */
 #define SLOTS(X, k)                                                            \
-	X(k, 0) X(k, 1) X(k, 2) X(k, 3) X(k, 4) X(k, 5) X(k, 6) X(k, 7)        \
-	X(k, 8) X(k, 9) X(k, 10) X(k, 11) X(k, 12) X(k, 13) X(k, 14)           \
-	X(k, 15) X(k, 16) X(k, 17) X(k, 18) X(k, 19) X(k, 20) X(k, 21)         \
-	X(k, 22) X(k, 23) X(k, 24) X(k, 25) X(k, 26) X(k, 27) X(k, 28)         \
-	X(k, 29) X(k, 30) X(k, 31)
+	X(k, 0)                                                                \
+	X(k, 1) X(k, 2) X(k, 3) X(k, 4) X(k, 5) X(k, 6) X(k, 7) X(k, 8)        \
+		X(k, 9) X(k, 10) X(k, 11) X(k, 12) X(k, 13) X(k, 14) X(k, 15)  \
+			X(k, 16) X(k, 17) X(k, 18) X(k, 19) X(k, 20) X(k, 21)  \
+				X(k, 22) X(k, 23) X(k, 24) X(k, 25) X(k, 26)   \
+					X(k, 27) X(k, 28) X(k, 29) X(k, 30)    \
+						X(k, 31)
 #define TRAMPS32(k) SLOTS(TRAMP, k)
 #define PTR(k, i)   tramp_##k##_##i,
-#define PTRS32(k)   {SLOTS(PTR, k)}
+#define PTRS32(k)                                                              \
+	{                                                                      \
+		SLOTS(PTR, k)                                                  \
+	}
 
-TRAMPS32(0) TRAMPS32(1) TRAMPS32(2) TRAMPS32(3) TRAMPS32(4) TRAMPS32(5)
-TRAMPS32(6) TRAMPS32(7) TRAMPS32(8) TRAMPS32(9) TRAMPS32(10) TRAMPS32(11)
-TRAMPS32(12) TRAMPS32(13) TRAMPS32(14) TRAMPS32(15)
+TRAMPS32(0)
+TRAMPS32(1) TRAMPS32(2) TRAMPS32(3) TRAMPS32(4) TRAMPS32(5) TRAMPS32(6)
+	TRAMPS32(7) TRAMPS32(8) TRAMPS32(9) TRAMPS32(10) TRAMPS32(11) TRAMPS32(
+		12) TRAMPS32(13) TRAMPS32(14) TRAMPS32(15)
 
-static const entry_fn tramps[HOOK_TABLES][HOOK_SLOTS] = {
-	PTRS32(0),  PTRS32(1),	PTRS32(2),  PTRS32(3),	PTRS32(4),  PTRS32(5),
-	PTRS32(6),  PTRS32(7),	PTRS32(8),  PTRS32(9),	PTRS32(10), PTRS32(11),
-	PTRS32(12), PTRS32(13), PTRS32(14), PTRS32(15),
+		static const entry_fn tramps[HOOK_TABLES][HOOK_SLOTS] = {
+			PTRS32(0),  PTRS32(1),	PTRS32(2),  PTRS32(3),
+			PTRS32(4),  PTRS32(5),	PTRS32(6),  PTRS32(7),
+			PTRS32(8),  PTRS32(9),	PTRS32(10), PTRS32(11),
+			PTRS32(12), PTRS32(13), PTRS32(14), PTRS32(15),
 };
 
 /* A pointer into the real driver's mapping. */
@@ -184,8 +191,8 @@ static void hook_table(const void **t, const char *uuid)
 	}
 	if (n > HOOK_SLOTS)
 		n = HOOK_SLOTS;
-	len += snprintf(desc + len, sizeof(desc) - len, "table %s slots %d:",
-			uuid, n);
+	len += snprintf(desc + len, sizeof(desc) - len,
+			"table %s slots %d:", uuid, n);
 	if (first)
 		len += snprintf(desc + len, sizeof(desc) - len, " 0=size %lu",
 				(unsigned long)(uintptr_t)t[0]);
@@ -207,7 +214,8 @@ static void hook_table(const void **t, const char *uuid)
 	skip = !strncmp(uuid, "{d4082055", 9);
 	if (!skip && n > first &&
 	    !mprotect((void *)((uintptr_t)t & ~(uintptr_t)(pg - 1)),
-		      ((uintptr_t)(t + n) - ((uintptr_t)t & ~(uintptr_t)(pg - 1))),
+		      ((uintptr_t)(t + n) -
+		       ((uintptr_t)t & ~(uintptr_t)(pg - 1))),
 		      PROT_READ | PROT_WRITE)) {
 		for (i = first; i < n; i++) {
 			if (!in_driver(t[i], base))

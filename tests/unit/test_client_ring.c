@@ -157,9 +157,8 @@ static void fake_region_create(struct fake *f, const struct vgpu_sqe *q,
 			  (off_t)(mode == REGION_SMALL_FD ? size / 2 : size)),
 		0);
 	if (mode != REGION_UNSEALED)
-		assert_int_equal(fcntl(fd, F_ADD_SEALS,
-				       F_SEAL_SHRINK | F_SEAL_GROW),
-				 0);
+		assert_int_equal(
+			fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
 	reg->p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	assert_true(reg->p != MAP_FAILED);
 	reg->size = size;
@@ -759,9 +758,9 @@ static void region_create_copy_destroy(void **state)
 static void region_bad_packets_are_refused(void **state)
 {
 	static const int modes[] = {
-		REGION_BAD_MAGIC,    REGION_NO_FD,	 REGION_TWO_FDS,
-		REGION_WRONG_HANDLE, REGION_WRONG_SIZE,	 REGION_SMALL_FD,
-		REGION_UNSEALED,     REGION_NO_PACKET,	 REGION_LONG_PACKET,
+		REGION_BAD_MAGIC,    REGION_NO_FD,	REGION_TWO_FDS,
+		REGION_WRONG_HANDLE, REGION_WRONG_SIZE, REGION_SMALL_FD,
+		REGION_UNSEALED,     REGION_NO_PACKET,	REGION_LONG_PACKET,
 	};
 	struct fake *f = *state;
 	struct client_region reg;
