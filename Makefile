@@ -20,11 +20,13 @@ CPPFLAGS += -Iinclude -I$(CUDA_HOME)/include -D_GNU_SOURCE
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread -MMD -MP
 LDFLAGS  += -pthread
-# Libraries from Debian: libyaml (blueprints), jansson (state file, --json).
+# Libraries from Debian: libyaml (blueprints), jansson (state file, --json),
+# libzstd and liblz4 (the simulator reads CUDA's compressed code).
 # On a machine without their -dev packages (the GPU machine), unpack them into
 # .debs/root (scripts/carry-debs.sh) and the build uses them from there.
 YAML_LIBS    := -lyaml
 JANSSON_LIBS := -ljansson
+UNPACK_LIBS  := -lzstd -llz4
 DEBS_ROOT    := $(wildcard .debs/root)
 ifneq ($(DEBS_ROOT),)
 # (the path only in what links them: not in the guest libraries)
@@ -32,6 +34,7 @@ DEBS_LIB     := $(abspath $(DEBS_ROOT))/usr/lib/x86_64-linux-gnu
 CPPFLAGS     += -I$(DEBS_ROOT)/usr/include
 YAML_LIBS    := -L$(DEBS_LIB) -Wl,-rpath,$(DEBS_LIB) -lyaml
 JANSSON_LIBS := -L$(DEBS_LIB) -Wl,-rpath,$(DEBS_LIB) -ljansson
+UNPACK_LIBS  := -L$(DEBS_LIB) -Wl,-rpath,$(DEBS_LIB) -lzstd -llz4
 endif
 # NVIDIA's arch for test/bench kernels: Hopper (H100/H200).
 CUDA_ARCH ?= sm_90

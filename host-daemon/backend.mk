@@ -2,7 +2,7 @@
 # host-daemon/: the backends behind vgpu-worker (backend.h): "cuda" (the
 # real driver through dlopen) and "sim" (the CPU simulator). Defines
 # BACKEND_OBJS; whatever links them also links $(SIM_KERNEL_OBJS) and
-# $(BACKEND_LIBS).
+# $(BACKEND_LIBS) (libzstd, liblz4: the simulator reads compressed code).
 #
 # kernels.mk is included here (it is guarded against the second include
 # from the top Makefile) so that SIM_KERNEL_OBJS is already defined when
@@ -10,12 +10,14 @@
 include kernels/kernels.mk
 
 BACKEND_SRCS := host-daemon/backend.c host-daemon/backend_sim.c \
-		host-daemon/sim_exec.c host-daemon/backend_cuda.c \
+		host-daemon/sim_exec.c host-daemon/sim_image.c \
+		host-daemon/sim_image_ptx.c \
+		host-daemon/backend_cuda.c \
 		host-daemon/backend_cuda_move.c host-daemon/backend_cuda_cache.c \
 		host-daemon/backend_extent.c host-daemon/env_number.c \
 		host-daemon/cuda_sym.c host-daemon/va_hold.c
 BACKEND_OBJS := $(patsubst host-daemon/%.c,$(BUILD)/obj/host-daemon/%.o,$(BACKEND_SRCS))
-BACKEND_LIBS := -ldl
+BACKEND_LIBS := -ldl $(UNPACK_LIBS)
 
 all: $(BACKEND_OBJS)
 

@@ -13,7 +13,7 @@ set -euo pipefail
 what=${1:-test}
 # command -> Debian package that provides it
 declare -A need=([gcc]=gcc [make]=make [nm]=binutils)
-pkgs=(libc6-dev libyaml-dev libjansson-dev)
+pkgs=(libc6-dev libyaml-dev libjansson-dev libzstd-dev liblz4-dev)
 if [ "$what" = test ]; then
 	need+=([valgrind]=valgrind [pgrep]=procps [setpriv]=util-linux
 		[useradd]=passwd)
@@ -37,6 +37,8 @@ for p in "${pkgs[@]}"; do
 	libc6-dev) echo '#include <stdio.h>' ;;
 	libyaml-dev) echo '#include <yaml.h>' ;;
 	libjansson-dev) echo '#include <jansson.h>' ;;
+	libzstd-dev) echo '#include <zstd.h>' ;;
+	liblz4-dev) echo '#include <lz4.h>' ;;
 	libcmocka-dev) printf '#include <stdarg.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <setjmp.h>\n#include <cmocka.h>\n' ;;
 	esac | ${CC:-gcc} -E -x c - >/dev/null 2>&1 || missing+=("$p")
 done

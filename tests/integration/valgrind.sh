@@ -74,8 +74,10 @@ else
 fi
 
 # The guest library's own unit tests (client_*, cuda_*), under valgrind
-# with the suppressions for its process-lifetime threads.
-for t in "$BUILD"/tests/unit/test_client_*; do
+# with the suppressions for its process-lifetime threads; and the
+# simulator's reader of the images clients send (hostile bytes among
+# them).
+for t in "$BUILD"/tests/unit/test_client_* "$BUILD"/tests/unit/test_sim_image; do
 	log="$TEST_TMP/$(basename "$t").valgrind"
 	if valgrind -q --leak-check=full --error-exitcode=1 \
 		--suppressions="$VGPU_SRC/tests/unit/valgrind-client.supp" \

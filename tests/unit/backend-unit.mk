@@ -26,3 +26,20 @@ unit-backend: $(BACKEND_TEST_BIN) $(KERNEL_CUBINS)
 unit-backend-valgrind: $(BACKEND_TEST_BIN) $(KERNEL_CUBINS)
 	valgrind --leak-check=full --error-exitcode=1 --trace-children=no \
 		$(BACKEND_TEST_BIN)
+
+# sim_image (the simulator's reader of cubins, PTX and fatbins), on the
+# same cubins.
+SIM_IMAGE_TEST_BIN := $(BUILD)/tests/unit/test_sim_image
+
+unit-tests: $(SIM_IMAGE_TEST_BIN)
+
+$(SIM_IMAGE_TEST_BIN): $(BUILD)/obj/tests/unit/test_sim_image.o \
+		       $(BUILD)/obj/host-daemon/sim_image.o \
+		       $(BUILD)/obj/host-daemon/sim_image_ptx.o | $(KERNEL_CUBINS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(UNPACK_LIBS) -lcmocka
+
+$(BUILD)/obj/tests/unit/test_sim_image.o: tests/unit/test_sim_image.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ihost-daemon $(CFLAGS) \
+		-DVGPU_KERNEL_DIR='"$(abspath $(BUILD)/kernels)"' -c -o $@ $<
