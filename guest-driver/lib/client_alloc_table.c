@@ -85,7 +85,8 @@ int client_alloc_add(struct client_alloc_table *t, uint64_t base, uint64_t size)
 	/* the new entry takes the place of the lo..hi ones */
 	memmove(&t->v[lo + 1], &t->v[hi], (t->n - hi) * sizeof(*t->v));
 	t->n = t->n - (hi - lo) + 1;
-	t->v[lo] = (struct client_alloc){.base = base, .size = size};
+	t->v[lo] = (struct client_alloc){
+		.base = base, .size = size, .id = ++t->ids};
 	ret = 0;
 out:
 	pthread_mutex_unlock(&t->lock);

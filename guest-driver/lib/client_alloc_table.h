@@ -22,6 +22,7 @@ struct client_alloc {
 	uint64_t base;
 	uint64_t size;
 	uint64_t freeing; /* 0, or the ticket of the free under way */
+	uint64_t id;	  /* CU_POINTER_ATTRIBUTE_BUFFER_ID: never reused */
 };
 
 struct client_alloc_table {
@@ -29,6 +30,7 @@ struct client_alloc_table {
 	struct client_alloc *v; /* sorted by base, disjoint */
 	size_t n, cap;
 	uint64_t tickets; /* the last ticket handed out */
+	uint64_t ids;	  /* the last buffer id handed out */
 };
 
 void client_alloc_table_init(struct client_alloc_table *t);

@@ -77,6 +77,8 @@ int client_region_add(struct client_region_table *t,
 	}
 	memmove(&t->v[i + 1], &t->v[i], (t->n - i) * sizeof(*t->v));
 	t->v[i] = *reg;
+	/* ids apart from device allocations': the top bit set */
+	t->v[i].id = ++t->ids | 1ull << 63;
 	t->n++;
 	ret = 0;
 out:

@@ -25,6 +25,7 @@ struct client_region {
 	uint64_t base;	 /* host address of the mapping */
 	uint64_t size;	 /* bytes mapped (the worker's r1) */
 	uint32_t handle; /* the worker's region, 0 = plain host memory */
+	uint64_t id;	 /* CU_POINTER_ATTRIBUTE_BUFFER_ID (set by add) */
 };
 
 struct client_region_table {
@@ -32,6 +33,7 @@ struct client_region_table {
 	struct client_region *v; /* sorted by base, disjoint */
 	size_t n, cap;
 	int unsupported; /* the worker answered CREATE with NOT_SUPPORTED */
+	uint64_t ids;	 /* the last buffer id handed out */
 };
 
 void client_region_table_init(struct client_region_table *t);

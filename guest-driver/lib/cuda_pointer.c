@@ -17,7 +17,7 @@
 /* What a pointer is, found once for all the attributes asked. */
 struct pointer_info {
 	CUmemorytype type; /* 0: not ours */
-	uint64_t base, size;
+	uint64_t base, size, id;
 };
 
 static void pointer_lookup(struct client *c, CUdeviceptr ptr,
@@ -31,10 +31,12 @@ static void pointer_lookup(struct client *c, CUdeviceptr ptr,
 		pi->type = CU_MEMORYTYPE_DEVICE;
 		pi->base = a.base;
 		pi->size = a.size;
+		pi->id = a.id;
 	} else if (client_region_find(&c->regions, ptr, 0, &reg)) {
 		pi->type = CU_MEMORYTYPE_HOST;
 		pi->base = reg.base;
 		pi->size = reg.size;
+		pi->id = reg.id;
 	}
 }
 
@@ -48,6 +50,7 @@ static size_t attr_size(CUpointer_attribute a)
 	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
 	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
 		return sizeof(uint64_t);
 	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
 		return sizeof(size_t);
@@ -113,6 +116,9 @@ static CUresult pointer_attr(const struct pointer_info *pi, CUdeviceptr ptr,
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
 		memcpy(data, &pi->base, sizeof(pi->base));
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID: /* unique for the process's life */
+		memcpy(data, &pi->id, sizeof(pi->id));
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_RANGE_SIZE: {
 		size_t z = (size_t)pi->size;
