@@ -38,6 +38,7 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/cuda_memory.c \
 	guest-driver/lib/cuda_memory_2d.c \
 	guest-driver/lib/cuda_module.c \
+	guest-driver/lib/cuda_module_enum.c \
 	guest-driver/lib/cuda_pointer.c \
 	guest-driver/lib/cuda_profiler.c \
 	guest-driver/lib/cuda_proc.c \

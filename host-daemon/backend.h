@@ -56,6 +56,15 @@ struct backend_move_info {
 	uint64_t commit_ns; /* commit, all of it */
 };
 
+/* KERNEL_CLUSTERS, checked by the worker (worker_exec.c). cluster[] all
+ * 0: none given, the kernel's own required size applies. */
+struct backend_cluster_query {
+	uint32_t grid[3], block[3], shared;
+	uint32_t cluster[3];
+	int policy; /* CUclusterSchedulingPolicy */
+	int query;  /* enum vgpu_cluster_query */
+};
+
 struct backend_ops {
 	const char *name; /* "cuda" or "sim" */
 	uint32_t kind;	  /* enum vgpu_backend_kind */
@@ -110,6 +119,12 @@ struct backend_ops {
 	int (*library_get_global)(struct backend *b, struct backend_library *l,
 				  const char *name, uint64_t *dptr,
 				  uint64_t *bytes);
+	/* Optional (NULL: NOT_SUPPORTED). How many kernels l has, and the
+	 * name of kernel index (NULL past the end; the backend's, valid
+	 * while l is loaded). */
+	int (*library_kernel_name)(struct backend *b, struct backend_library *l,
+				   uint32_t index, const char **name,
+				   uint32_t *count);
 	/* Optional (NULL: NOT_SUPPORTED). A kernel's attributes
 	 * (CUfunction_attribute; set: the worker allows only the dynamic
 	 * shared memory limit and the carveout) and its occupancy on this
@@ -121,6 +136,11 @@ struct backend_ops {
 	int (*kernel_occupancy)(struct backend *b, struct backend_kernel *k,
 				int block, size_t dyn_smem, unsigned int flags,
 				int *blocks);
+	/* Optional (NULL: NOT_SUPPORTED). Thread-block clusters of k on
+	 * this slice: as many as can be resident at once, or the largest
+	 * cluster that can be (q->query). */
+	int (*kernel_clusters)(struct backend *b, struct backend_kernel *k,
+			       const struct backend_cluster_query *q, int *out);
 	int (*launch)(struct backend *b, struct backend_kernel *k,
 		      const uint32_t grid[3], const uint32_t block[3],
 		      uint32_t shared_bytes, struct backend_stream *s,

@@ -1149,7 +1149,57 @@ static void cuda_library_unload(struct backend *b, struct backend_library *l)
 		l->kernels = k->next;
 		free(k);
 	}
+	free(l->knames);
 	free(l);
+}
+
+/* The names of l's kernels, read from the driver the first time (its
+ * strings live as long as the library). Called under api_lock. */
+static int cuda_library_knames(struct backend *b, struct backend_library *l)
+{
+	CUkernel *ks = NULL;
+	unsigned int n = 0, i;
+	CUresult rc;
+
+	if (l->knames)
+		return CUDA_SUCCESS;
+	rc = b->cu.cuLibraryGetKernelCount(&n, l->lib);
+	if (rc == CUDA_SUCCESS && n) {
+		ks = calloc(n, sizeof(*ks));
+		l->knames = calloc(n, sizeof(*l->knames));
+		if (!ks || !l->knames)
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (rc == CUDA_SUCCESS && n)
+		rc = b->cu.cuLibraryEnumerateKernels(ks, n, l->lib);
+	for (i = 0; rc == CUDA_SUCCESS && i < n; i++)
+		rc = b->cu.cuKernelGetName(&l->knames[i], ks[i]);
+	free(ks);
+	if (rc != CUDA_SUCCESS) {
+		free(l->knames);
+		l->knames = NULL;
+		return rc;
+	}
+	l->nknames = n;
+	if (!n)
+		l->knames = calloc(1, sizeof(*l->knames)); /* read: none */
+	return l->knames ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static int cuda_library_kernel_name(struct backend *b,
+				    struct backend_library *l, uint32_t index,
+				    const char **name, uint32_t *count)
+{
+	int rc;
+
+	api_lock(b);
+	rc = cuda_library_knames(b, l);
+	if (rc == CUDA_SUCCESS) {
+		*count = l->nknames;
+		*name = index < l->nknames ? l->knames[index] : NULL;
+	}
+	api_unlock(b);
+	return rc;
 }
 
 /* The parameter layout, from cuKernelGetParamInfo: it answers
@@ -1311,6 +1361,52 @@ static int cuda_kernel_occupancy(struct backend *b, struct backend_kernel *k,
 	if (rc == CUDA_SUCCESS)
 		rc = b->cu.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 			blocks, f, block, dyn_smem, flags);
+	api_unlock(b);
+	return rc;
+}
+
+/*
+ * Thread-block clusters: the driver's own answer for the kernel's
+ * function in the slice's context (a green context answers for its SMs).
+ */
+static int cuda_kernel_clusters(struct backend *b, struct backend_kernel *k,
+				const struct backend_cluster_query *q, int *out)
+{
+	CUlaunchAttribute attrs[2];
+	CUlaunchConfig cfg = {
+		.gridDimX = q->grid[0],
+		.gridDimY = q->grid[1],
+		.gridDimZ = q->grid[2],
+		.blockDimX = q->block[0],
+		.blockDimY = q->block[1],
+		.blockDimZ = q->block[2],
+		.sharedMemBytes = q->shared,
+		.attrs = attrs,
+	};
+	CUfunction f;
+	CUresult rc;
+
+	memset(attrs, 0, sizeof(attrs));
+	if (q->cluster[0]) {
+		attrs[cfg.numAttrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+		attrs[cfg.numAttrs].value.clusterDim.x = q->cluster[0];
+		attrs[cfg.numAttrs].value.clusterDim.y = q->cluster[1];
+		attrs[cfg.numAttrs].value.clusterDim.z = q->cluster[2];
+		cfg.numAttrs++;
+	}
+	if (q->policy) {
+		attrs[cfg.numAttrs].id =
+			CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+		attrs[cfg.numAttrs].value.clusterSchedulingPolicyPreference =
+			(CUclusterSchedulingPolicy)q->policy;
+		cfg.numAttrs++;
+	}
+	api_lock(b);
+	rc = b->cu.cuKernelGetFunction(&f, k->kernel);
+	if (rc == CUDA_SUCCESS && q->query == VGPU_CLUSTERS_MAX_SIZE)
+		rc = b->cu.cuOccupancyMaxPotentialClusterSize(out, f, &cfg);
+	else if (rc == CUDA_SUCCESS)
+		rc = b->cu.cuOccupancyMaxActiveClusters(out, f, &cfg);
 	api_unlock(b);
 	return rc;
 }
@@ -1987,6 +2083,8 @@ const struct backend_ops backend_cuda_ops = {
 	.kernel_get_attribute = cuda_kernel_get_attribute,
 	.kernel_set_attribute = cuda_kernel_set_attribute,
 	.kernel_occupancy = cuda_kernel_occupancy,
+	.kernel_clusters = cuda_kernel_clusters,
+	.library_kernel_name = cuda_library_kernel_name,
 	.stream_write_host = cuda_stream_write_host,
 	.migrate_prepare = cuda_migrate_prepare,
 	.migrate_commit = cuda_migrate_commit,

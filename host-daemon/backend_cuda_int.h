@@ -86,7 +86,9 @@ struct backend_library {
 	struct backend_kernel *kernels;
 	uint32_t nglobals; /* module variables handed out (see resize) */
 	struct cuda_global
-		*gvars; /* and where they are (backend_cuda_move.c) */
+		*gvars;	     /* and where they are (backend_cuda_move.c) */
+	const char **knames; /* its kernels' names, read once (api_lock) */
+	uint32_t nknames;
 };
 
 struct backend {

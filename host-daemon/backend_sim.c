@@ -19,9 +19,13 @@
  * backs anew, kept granules after a partial unmap), so CI runs the same
  * bookkeeping, and a migration moves extent by extent as on a GPU. Kernels are
  * the C twins in kernels/, found by name; execution is in sim_exec.c.
- * Module-scope variables (kernels/sim_globals.c) get zeroed host storage per
- * loaded library, outside the window, as the driver puts them outside it on a
- * GPU.
+ * What a library holds is read from its cubin where there is one
+ * (sim_image.c: CUDA's libraries' compressed fatbins too): every kernel
+ * is found, and launches of one without a twin fail (NOT_SUPPORTED);
+ * every module-scope variable gets host storage with its initial bytes,
+ * outside the window, as the driver puts them outside it on a GPU.
+ * Without a cubin, names are looked for in the image's text and the
+ * twins' variables (kernels/sim_globals.c) get zeroed storage.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -40,6 +44,7 @@
 #include "backend.h"
 #include "backend_extent.h"
 #include "sim_exec.h"
+#include "sim_image.h"
 #include "sim_kernel.h"
 #include "va_hold.h"
 
@@ -59,22 +64,36 @@ struct sim_settings {
 
 struct backend_kernel {
 	struct backend_kernel *next;
-	const struct sim_kernel_desc *desc;
+	const char *name; /* the twin's, or the library's cubin's */
+	const struct sim_kernel_desc *desc;    /* its twin, or NULL: none */
+	int said;			       /* "no twin" logged (b->lock) */
 	const struct backend_library *library; /* its own */
 	int max_dyn_shared; /* 0: SIM_SHARED_DEFAULT (b->lock) */
 	int carveout;	    /* as set + 1; 0: -1, the default */
+	/* the thread-block cluster attributes as set (the simulator runs
+	 * blocks one by one, so they only answer what was set) */
+	int cluster[CU_FUNC_ATTRIBUTE_MAX -
+		    CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET];
 };
+
+static int sim_attr_is_cluster(int attr)
+{
+	return attr >= CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET &&
+	       attr < CU_FUNC_ATTRIBUTE_MAX;
+}
 
 /* The storage of one module-scope variable of a loaded library. */
 struct sim_lib_global {
-	const struct sim_global_desc *desc;
-	void *mem; /* desc->bytes, zeroed at load, 256-byte aligned */
+	const char *name; /* sim_globals[]'s, or the library's cubin's */
+	uint64_t bytes;
+	void *mem; /* bytes, set at load, 256-byte aligned */
 };
 
 struct backend_library {
 	struct backend_library *next, *prev;
 	unsigned char *image;
 	size_t len;
+	struct sim_image *cubin; /* what it names, when readable */
 	int by_twin_name; /* names unreadable: see sim_names_unreadable() */
 	struct backend_kernel *kernels;
 	struct sim_lib_global *globals; /* fixed from load to unload */
@@ -315,6 +334,7 @@ static void sim_library_free(struct backend_library *l)
 	for (i = 0; i < l->nglobals; i++)
 		free(l->globals[i].mem);
 	free(l->globals);
+	sim_image_free(l->cubin);
 	while (l->kernels) {
 		struct backend_kernel *k = l->kernels;
 
@@ -600,114 +620,84 @@ static int image_has_name(const unsigned char *image, size_t len,
 	return 0;
 }
 
-#define SIM_FATBIN_MAGIC	 0xba55ed50u
-#define SIM_FATBIN_HEADER	 16u /* magic, version, header size, size */
-#define SIM_FATBIN_ENTRY_MIN	 48u /* an entry header up to its flags */
-#define SIM_FATBIN_FLAG_COMPRESS 0x2000ull
-
-static uint16_t get16(const unsigned char *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /*
- * Does any entry of a fatbin say its payload is compressed? A fatbin is a
- * 16-byte header (magic, version, header size, payload size) and entries,
- * each with a header holding its own size at 4, its payload size at 8 and
- * its flags at 40. Anything that does not parse ends the walk.
- */
-static int fatbin_compressed(const unsigned char *img, size_t len)
-{
-	uint64_t off, end, hsize, psize;
-
-	off = get16(img + 6);
-	end = get64(img + 8);
-	if (off < SIM_FATBIN_HEADER || off > len || end > len - off)
-		return 0;
-	end += off;
-	while (end - off >= SIM_FATBIN_ENTRY_MIN) {
-		hsize = get32(img + off + 4);
-		psize = get64(img + off + 8);
-		if (hsize < SIM_FATBIN_ENTRY_MIN || hsize > end - off)
-			return 0;
-		if (get64(img + off + 40) & SIM_FATBIN_FLAG_COMPRESS)
-			return 1;
-		if (psize > end - off - hsize)
-			return 0;
-		off += hsize + psize;
-	}
-	return 0;
-}
-
-/*
- * The simulator cannot decompress NVIDIA's fatbin format, so it cannot
- * read the names in a compressed fatbin. For such an image (a fatbin that
- * says it is compressed, or one in which no twin's kernel name can be
- * found) kernels and module variables are found by their twin's name
- * alone: the names come from the program's own registration calls
- * (__cudaRegisterFunction / __cudaRegisterVar through the guest library),
- * so they name what the program was built with.
+ * A fatbin sim_image could not read (compressed some other way, or not
+ * as it expects) whose text names no twin's kernel: kernels and module
+ * variables are found by their twin's name alone. The names come from
+ * the program's own registration calls (__cudaRegisterFunction /
+ * __cudaRegisterVar through the guest library), so they name what the
+ * program was built with.
  */
 static int sim_names_unreadable(const unsigned char *img, size_t len)
 {
+	static const unsigned char fatbin_magic[4] = {0x50, 0xed, 0x55, 0xba};
 	const struct sim_kernel_desc *k;
 
-	if (len < SIM_FATBIN_HEADER || get32(img) != SIM_FATBIN_MAGIC)
+	if (len < sizeof(fatbin_magic) ||
+	    memcmp(img, fatbin_magic, sizeof(fatbin_magic)) != 0)
 		return 0;
-	if (fatbin_compressed(img, len))
-		return 1;
 	for (k = sim_kernels; k->name; k++)
 		if (image_has_name(img, len, k->name, kernel_name_end))
 			return 0;
 	return 1;
 }
 
-/* Zeroed storage for every module variable of sim_globals[] that l holds. */
+/* Storage for one more variable of l: bytes, initialised from init (or
+ * zeroed). l->globals has room. */
+static int sim_global_add(struct backend_library *l, const char *name,
+			  uint64_t bytes, const void *init)
+{
+	struct sim_lib_global *lg = &l->globals[l->nglobals];
+	size_t size = ((size_t)bytes + 255) & ~(size_t)255;
+
+	lg->mem = aligned_alloc(256, size ? size : 256);
+	if (!lg->mem)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memset(lg->mem, 0, size);
+	if (init)
+		memcpy(lg->mem, init, bytes);
+	lg->name = name;
+	lg->bytes = bytes;
+	l->nglobals++;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * Storage for every module variable l holds: those its cubin names, or
+ * without one those of sim_globals[] whose names its text has.
+ */
 static int sim_library_globals(struct backend_library *l)
 {
+	const struct sim_image_var *v;
 	const struct sim_global_desc *g;
-	struct sim_lib_global *lg;
-	size_t n = 0, size;
+	size_t n = 0;
+	uint32_t i;
+	int rc;
 
-	for (g = sim_globals; g->name; g++)
-		n++;
+	if (l->cubin) {
+		n = sim_image_var_count(l->cubin);
+	} else {
+		for (g = sim_globals; g->name; g++)
+			n++;
+	}
 	if (!n)
 		return CUDA_SUCCESS;
 	l->globals = calloc(n, sizeof(*l->globals));
 	if (!l->globals)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	for (g = sim_globals; g->name; g++) {
+	for (i = 0; l->cubin && (v = sim_image_var(l->cubin, i)); i++) {
+		rc = sim_global_add(l, v->name, v->bytes, v->init);
+		if (rc)
+			return rc;
+	}
+	for (g = sim_globals; !l->cubin && g->name; g++) {
 		if (!g->bytes || (!l->by_twin_name &&
 				  !image_has_name(l->image, l->len, g->name,
 						  global_name_end)))
 			continue;
-		lg = &l->globals[l->nglobals];
-		size = ((size_t)g->bytes + 255) & ~(size_t)255;
-		lg->mem = aligned_alloc(256, size);
-		if (!lg->mem)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		memset(lg->mem, 0, size);
-		lg->desc = g;
-		l->nglobals++;
+		rc = sim_global_add(l, g->name, g->bytes, NULL);
+		if (rc)
+			return rc;
 	}
 	return CUDA_SUCCESS;
 }
@@ -719,7 +709,7 @@ sim_library_global(const struct backend_library *l, const char *name)
 	uint32_t i;
 
 	for (i = 0; i < l->nglobals; i++)
-		if (strcmp(l->globals[i].desc->name, name) == 0)
+		if (strcmp(l->globals[i].name, name) == 0)
 			return &l->globals[i];
 	return NULL;
 }
@@ -749,7 +739,11 @@ static int sim_library_load(struct backend *b, const void *image, size_t len,
 	}
 	memcpy(l->image, image, len);
 	l->len = len;
-	l->by_twin_name = sim_names_unreadable(l->image, len);
+	if (sim_image_open(l->image, len, &l->cubin, NULL)) {
+		sim_library_free(l);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	l->by_twin_name = !l->cubin && sim_names_unreadable(l->image, len);
 	if (sim_library_globals(l) != CUDA_SUCCESS) {
 		sim_library_free(l);
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -779,23 +773,37 @@ static void sim_library_unload(struct backend *b, struct backend_library *l)
 	sim_library_free(l);
 }
 
+/*
+ * Kernel name of l: with a cubin, any kernel it has (the twin of that name
+ * runs it, if there is one; the layout is the cubin's); without one, a
+ * twin whose name the image's text has.
+ */
 static int sim_library_get_kernel(struct backend *b, struct backend_library *l,
 				  const char *name, struct backend_kernel **out,
 				  struct vgpu_kernel_info *layout)
 {
 	const struct sim_kernel_desc *desc = sim_kernel_find(name);
+	struct vgpu_kernel_info info;
 	struct backend_kernel *k;
 	int rc = CUDA_SUCCESS;
 
-	if (!desc || (!l->by_twin_name &&
-		      !image_has_name(l->image, l->len, name, kernel_name_end)))
+	if (l->cubin) {
+		if (sim_image_kernel_params(l->cubin, name, &info))
+			return CUDA_ERROR_NOT_FOUND; /* or unreadable */
+	} else if (!desc ||
+		   (!l->by_twin_name &&
+		    !image_has_name(l->image, l->len, name, kernel_name_end))) {
 		return CUDA_ERROR_NOT_FOUND;
+	} else {
+		sim_param_layout(desc, &info);
+	}
 	pthread_mutex_lock(&b->lock);
-	for (k = l->kernels; k && k->desc != desc; k = k->next)
+	for (k = l->kernels; k && strcmp(k->name, name) != 0; k = k->next)
 		;
 	if (!k) {
-		k = calloc(1, sizeof(*k));
+		k = calloc(1, sizeof(*k) + strlen(name) + 1);
 		if (k) {
+			k->name = strcpy((char *)(k + 1), name);
 			k->desc = desc;
 			k->library = l;
 			k->next = l->kernels;
@@ -808,8 +816,32 @@ static int sim_library_get_kernel(struct backend *b, struct backend_library *l,
 	if (rc != CUDA_SUCCESS)
 		return rc;
 	if (layout)
-		sim_param_layout(desc, layout);
+		*layout = info;
 	*out = k;
+	return CUDA_SUCCESS;
+}
+
+/* l's kernels: its cubin's, or without one the twins its text names. */
+static int sim_library_kernel_name(struct backend *b, struct backend_library *l,
+				   uint32_t index, const char **name,
+				   uint32_t *count)
+{
+	const struct sim_kernel_desc *d;
+	uint32_t n = 0;
+
+	*name = NULL;
+	if (l->cubin) {
+		*count = sim_image_kernel_count(l->cubin);
+		*name = sim_image_kernel_name(l->cubin, index);
+		return CUDA_SUCCESS;
+	}
+	for (d = sim_kernels; d->name && !l->by_twin_name; d++) {
+		if (!image_has_name(l->image, l->len, d->name, kernel_name_end))
+			continue;
+		if (n++ == index)
+			*name = d->name;
+	}
+	*count = n;
 	return CUDA_SUCCESS;
 }
 
@@ -822,7 +854,7 @@ static int sim_library_get_global(struct backend *b, struct backend_library *l,
 	if (!g)
 		return CUDA_ERROR_NOT_FOUND;
 	*dptr = (uint64_t)(uintptr_t)g->mem;
-	*bytes = g->desc->bytes;
+	*bytes = g->bytes;
 	return CUDA_SUCCESS;
 }
 
@@ -866,6 +898,15 @@ static int sim_kernel_get_attribute(struct backend *b, struct backend_kernel *k,
 		pthread_mutex_unlock(&b->lock);
 		break;
 	default:
+		if (sim_attr_is_cluster(attr)) {
+			pthread_mutex_lock(&b->lock);
+			*value =
+				k->cluster
+					[attr -
+					 CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET];
+			pthread_mutex_unlock(&b->lock);
+			break;
+		}
 		*value = 0;
 		break;
 	}
@@ -881,6 +922,9 @@ static int sim_kernel_set_attribute(struct backend *b, struct backend_kernel *k,
 	pthread_mutex_lock(&b->lock);
 	if (attr == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
 		k->max_dyn_shared = value ? value : SIM_SHARED_DEFAULT;
+	else if (sim_attr_is_cluster(attr))
+		k->cluster[attr - CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET] =
+			value;
 	else
 		k->carveout = value + 1;
 	pthread_mutex_unlock(&b->lock);
@@ -910,6 +954,62 @@ static int sim_kernel_occupancy(struct backend *b, struct backend_kernel *k,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Thread-block clusters, as an H100 places them: a cluster's blocks are
+ * resident together in one GPC, here 16 of the slice's SMs (the last GPC
+ * gets what is left); 8 blocks at most, 16 with the non-portable opt-in.
+ * A cluster size comes from the query or from the kernel's required
+ * one, and the two must agree.
+ */
+#define SIM_GPC_SMS 16
+
+static int sim_kernel_clusters(struct backend *b, struct backend_kernel *k,
+			       const struct backend_cluster_query *q, int *out)
+{
+	int req[3], limit, size = 0, want = 1, per_sm, total = 0, gpc, i;
+	uint32_t left;
+
+	pthread_mutex_lock(&b->lock);
+	for (i = 0; i < 3; i++) {
+		req[i] = k->cluster[CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH +
+				    i -
+				    CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET];
+		want *= req[i];
+	}
+	limit = k->cluster[CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED -
+			   CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET]
+			? 16
+			: 8;
+	pthread_mutex_unlock(&b->lock);
+	if (q->cluster[0]) {
+		size = (int)(q->cluster[0] * q->cluster[1] * q->cluster[2]);
+		for (i = 0; want && i < 3; i++)
+			if ((int)q->cluster[i] != req[i])
+				return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+	} else {
+		size = want;
+	}
+	sim_kernel_occupancy(b, k,
+			     (int)(q->block[0] * q->block[1] * q->block[2]),
+			     q->shared, 0, &per_sm);
+	if (q->query == VGPU_CLUSTERS_MAX_SIZE) {
+		gpc = (int)(b->nsms < SIM_GPC_SMS ? b->nsms : SIM_GPC_SMS);
+		if (size) /* the kernel's own, or the one asked about */
+			*out = size <= limit && size <= gpc * per_sm ? size : 0;
+		else
+			*out = limit < gpc * per_sm ? limit : gpc * per_sm;
+		return CUDA_SUCCESS;
+	}
+	if (!size || size > limit)
+		return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+	for (left = b->nsms; left; left -= (uint32_t)gpc) {
+		gpc = (int)(left < SIM_GPC_SMS ? left : SIM_GPC_SMS);
+		total += gpc * per_sm / size;
+	}
+	*out = total;
+	return CUDA_SUCCESS;
+}
+
 static int sim_launch_op(struct backend *b, struct backend_kernel *k,
 			 const uint32_t grid[3], const uint32_t block[3],
 			 uint32_t shared_bytes, struct backend_stream *s,
@@ -917,6 +1017,18 @@ static int sim_launch_op(struct backend *b, struct backend_kernel *k,
 {
 	const struct sim_code code = {k->desc, sim_block_global, k->library};
 
+	if (!k->desc) {
+		pthread_mutex_lock(&b->lock);
+		if (!k->said)
+			fprintf(stderr,
+				"vgpu-worker: the simulator has no C twin of "
+				"kernel %s: its launches fail "
+				"(CUDA_ERROR_NOT_SUPPORTED)\n",
+				k->name);
+		k->said = 1;
+		pthread_mutex_unlock(&b->lock);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
 	if (shared_bytes > (uint32_t)kernel_max_dyn_shared(b, k))
 		return CUDA_ERROR_INVALID_VALUE; /* as CUDA without the opt-in
 						  */
@@ -1337,6 +1449,8 @@ const struct backend_ops backend_sim_ops = {
 	.event_elapsed = sim_event_elapsed_op,
 	.kernel_get_attribute = sim_kernel_get_attribute,
 	.kernel_set_attribute = sim_kernel_set_attribute,
+	.kernel_clusters = sim_kernel_clusters,
+	.library_kernel_name = sim_library_kernel_name,
 	.kernel_occupancy = sim_kernel_occupancy,
 	.stream_write_host = sim_stream_write_host,
 	.resize = sim_resize,

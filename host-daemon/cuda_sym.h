@@ -71,6 +71,12 @@
 	X(cuKernelGetFunction, "cuKernelGetFunction")                          \
 	X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,                \
 	  "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags")              \
+	X(cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters")        \
+	X(cuLibraryGetKernelCount, "cuLibraryGetKernelCount")                  \
+	X(cuLibraryEnumerateKernels, "cuLibraryEnumerateKernels")              \
+	X(cuKernelGetName, "cuKernelGetName")                                  \
+	X(cuOccupancyMaxPotentialClusterSize,                                  \
+	  "cuOccupancyMaxPotentialClusterSize")                                \
 	X(cuStreamDestroy_v2, "cuStreamDestroy")                               \
 	X(cuStreamSynchronize, "cuStreamSynchronize")                          \
 	X(cuStreamQuery, "cuStreamQuery")                                      \

@@ -236,6 +236,16 @@ struct worker_op {
 			struct worker_kernel *k;
 			uint64_t a[3];
 		} kattr; /* KERNEL_GET/SET_ATTRIBUTE, KERNEL_OCCUPANCY */
+		struct {
+			struct worker_kernel *k;
+			struct backend_cluster_query q;
+		} clusters; /* KERNEL_CLUSTERS */
+		struct {
+			struct worker_library *lib;
+			uint32_t index;
+			uint8_t *out; /* in the data area */
+			uint64_t room;
+		} kname; /* LIBRARY_KERNEL_NAME */
 	};
 };
 

@@ -179,20 +179,11 @@ static int stream_target(const struct vgpu_sqe *q, uint32_t *handle)
 	return 0;
 }
 
-static int validate_launch(struct worker_session *s, const struct vgpu_sqe *q,
-			   struct worker_op *op, const char **why)
+/* The grid, block and dynamic shared memory of LAUNCH and
+ * KERNEL_CLUSTERS (a0..a3): nonzero and within CUDA's limits. */
+static int validate_dims(const struct vgpu_sqe *q, uint32_t g[3], uint32_t b[3],
+			 uint32_t *shared, const char **why)
 {
-	uint32_t *g = op->launch.grid, *b = op->launch.block;
-	struct worker_kernel *k;
-
-	k = handle_table_get(&s->h.kernels, q->handle);
-	if (!k)
-		return reject(why, "unknown kernel handle",
-			      CUDA_ERROR_INVALID_HANDLE);
-	op->stream = session_stream(s, q->stream);
-	if (!op->stream)
-		return reject(why, "unknown stream handle",
-			      CUDA_ERROR_INVALID_HANDLE);
 	g[0] = (uint32_t)q->a[0];
 	g[1] = (uint32_t)(q->a[0] >> 32);
 	g[2] = (uint32_t)q->a[1];
@@ -211,7 +202,26 @@ static int validate_launch(struct worker_session *s, const struct vgpu_sqe *q,
 	if (q->a[3] > WORKER_MAX_SHARED_BYTES)
 		return reject(why, "too much dynamic shared memory",
 			      CUDA_ERROR_INVALID_VALUE);
-	op->launch.shared = (uint32_t)q->a[3];
+	*shared = (uint32_t)q->a[3];
+	return CUDA_SUCCESS;
+}
+
+static int validate_launch(struct worker_session *s, const struct vgpu_sqe *q,
+			   struct worker_op *op, const char **why)
+{
+	uint32_t *g = op->launch.grid, *b = op->launch.block;
+	struct worker_kernel *k;
+
+	k = handle_table_get(&s->h.kernels, q->handle);
+	if (!k)
+		return reject(why, "unknown kernel handle",
+			      CUDA_ERROR_INVALID_HANDLE);
+	op->stream = session_stream(s, q->stream);
+	if (!op->stream)
+		return reject(why, "unknown stream handle",
+			      CUDA_ERROR_INVALID_HANDLE);
+	if (validate_dims(q, g, b, &op->launch.shared, why))
+		return CUDA_ERROR_INVALID_VALUE;
 	if (q->a[5] != k->info.param_bytes)
 		return reject(why,
 			      "parameter buffer size differs from the kernel's",
@@ -269,6 +279,28 @@ static int validate_get_kernel(struct worker_session *s,
 			      "the data area",
 			      CUDA_ERROR_INVALID_VALUE);
 	op->get_kernel.out = s->data + q->a[2];
+	return CUDA_SUCCESS;
+}
+
+/* LIBRARY_KERNEL_NAME: a library of this client, an index, room for the
+ * name inside the data area (none is fine: a count is asked). */
+static int validate_kernel_name(struct worker_session *s,
+				const struct vgpu_sqe *q, struct worker_op *op,
+				const char **why)
+{
+	op->kname.lib = handle_table_get(&s->h.libraries, q->handle);
+	if (!op->kname.lib)
+		return reject(why, "unknown library handle",
+			      CUDA_ERROR_INVALID_HANDLE);
+	if (q->a[0] > UINT32_MAX)
+		return reject(why, "kernel index above 2^32",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (q->a[2] > VGPU_KERNEL_NAME_MAX || !data_ok(s, q->a[1], q->a[2]))
+		return reject(why, "name buffer outside the data area",
+			      CUDA_ERROR_INVALID_VALUE);
+	op->kname.index = (uint32_t)q->a[0];
+	op->kname.out = s->data + q->a[1];
+	op->kname.room = q->a[2];
 	return CUDA_SUCCESS;
 }
 
@@ -372,11 +404,47 @@ static int validate_region_copy(struct worker_session *s,
 }
 
 /*
- * KERNEL_GET_ATTRIBUTE / _SET_ATTRIBUTE / _OCCUPANCY. Setting is limited to
- * the two attributes a program may tune (the dynamic shared memory limit,
- * up to the device's opt-in maximum, and the carveout); the rest describe
- * the compiled kernel.
+ * The largest cluster edge a program may ask for (CUDA checks the product
+ * at launch: 8 blocks portable, 16 with the non-portable opt-in on sm_90).
  */
+#define KATTR_CLUSTER_EDGE_MAX 16
+
+/*
+ * KERNEL_GET_ATTRIBUTE / _SET_ATTRIBUTE / _OCCUPANCY. Setting is limited to
+ * the attributes CUDA lets a program tune (the dynamic shared memory
+ * limit, up to the device's opt-in maximum, the carveout, and the
+ * thread-block cluster ones, which cuBLAS sets while it creates a
+ * handle); the rest describe the compiled kernel.
+ */
+/* KERNEL_SET_ATTRIBUTE of one of the cluster attributes (10..15). */
+static int validate_cluster_attr(uint64_t attr, int64_t v, const char **why)
+{
+	switch (attr) {
+	case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
+	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+		if (v != 0 && v != 1)
+			return reject(why, "cluster flag not 0 or 1",
+				      CUDA_ERROR_INVALID_VALUE);
+		return CUDA_SUCCESS;
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+		if (v < 0 || v > KATTR_CLUSTER_EDGE_MAX)
+			return reject(why, "cluster dimension not in 0..16",
+				      CUDA_ERROR_INVALID_VALUE);
+		return CUDA_SUCCESS;
+	case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		if (v < CU_CLUSTER_SCHEDULING_POLICY_DEFAULT ||
+		    v > CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING)
+			return reject(why, "unknown cluster scheduling policy",
+				      CUDA_ERROR_INVALID_VALUE);
+		return CUDA_SUCCESS;
+	default:
+		return reject(why, "kernel attribute cannot be set",
+			      CUDA_ERROR_NOT_SUPPORTED);
+	}
+}
+
 static int validate_kernel_attr(struct worker_session *s,
 				const struct vgpu_sqe *q, struct worker_op *op,
 				const char **why)
@@ -414,8 +482,7 @@ static int validate_kernel_attr(struct worker_session *s,
 					      CUDA_ERROR_INVALID_VALUE);
 			return CUDA_SUCCESS;
 		}
-		return reject(why, "kernel attribute cannot be set",
-			      CUDA_ERROR_NOT_SUPPORTED);
+		return validate_cluster_attr(q->a[0], (int64_t)q->a[1], why);
 	default: /* KERNEL_OCCUPANCY */
 		if (q->a[0] == 0 ||
 		    q->a[0] > (uint64_t)(maxthr > 0 ? maxthr : 1024))
@@ -431,6 +498,50 @@ static int validate_kernel_attr(struct worker_session *s,
 				      CUDA_ERROR_INVALID_VALUE);
 		return CUDA_SUCCESS;
 	}
+}
+
+/*
+ * KERNEL_CLUSTERS: the dimensions as LAUNCH's, cluster edges up to 16
+ * (all three 0, or all three set), a known scheduling policy and query.
+ * Whether the cluster fits the kernel and the slice is the backend's
+ * answer (CUDA_ERROR_INVALID_CLUSTER_SIZE).
+ */
+static int validate_clusters(struct worker_session *s, const struct vgpu_sqe *q,
+			     struct worker_op *op, const char **why)
+{
+	struct backend_cluster_query *c = &op->clusters.q;
+	int i, set = 0;
+
+	op->clusters.k = handle_table_get(&s->h.kernels, q->handle);
+	if (!op->clusters.k)
+		return reject(why, "unknown kernel handle",
+			      CUDA_ERROR_INVALID_HANDLE);
+	if (validate_dims(q, c->grid, c->block, &c->shared, why))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (q->a[4] >> 48)
+		return reject(why, "cluster dimensions: unknown bits",
+			      CUDA_ERROR_INVALID_VALUE);
+	for (i = 0; i < 3; i++) {
+		c->cluster[i] = (uint32_t)(q->a[4] >> (16 * i)) & 0xffff;
+		if (c->cluster[i] > KATTR_CLUSTER_EDGE_MAX)
+			return reject(why, "cluster dimension above 16",
+				      CUDA_ERROR_INVALID_CLUSTER_SIZE);
+		set += c->cluster[i] != 0;
+	}
+	if (set != 0 && set != 3)
+		return reject(why, "cluster dimensions partly 0",
+			      CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	c->policy = (int)(uint32_t)q->a[5];
+	c->query = (int)(q->a[5] >> 32);
+	if (c->policy < CU_CLUSTER_SCHEDULING_POLICY_DEFAULT ||
+	    c->policy > CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING)
+		return reject(why, "unknown cluster scheduling policy",
+			      CUDA_ERROR_INVALID_VALUE);
+	if (c->query != VGPU_CLUSTERS_ACTIVE &&
+	    c->query != VGPU_CLUSTERS_MAX_SIZE)
+		return reject(why, "unknown cluster query",
+			      CUDA_ERROR_INVALID_VALUE);
+	return CUDA_SUCCESS;
 }
 
 int worker_validate(struct worker_session *s, const struct vgpu_sqe *q,
@@ -616,6 +727,10 @@ int worker_validate(struct worker_session *s, const struct vgpu_sqe *q,
 	case VGPU_OP_KERNEL_SET_ATTRIBUTE:
 	case VGPU_OP_KERNEL_OCCUPANCY:
 		return validate_kernel_attr(s, q, op, why);
+	case VGPU_OP_KERNEL_CLUSTERS:
+		return validate_clusters(s, q, op, why);
+	case VGPU_OP_LIBRARY_KERNEL_NAME:
+		return validate_kernel_name(s, q, op, why);
 
 	case VGPU_OP_STREAM_GATE:
 		op->stream = session_stream(s, q->stream);
@@ -1022,6 +1137,52 @@ static int exec_kernel_attr(struct worker_session *s,
 	}
 	if (rc)
 		return worker_check(s->w, rc, "kernel attribute");
+	r[0] = (uint64_t)(int64_t)v;
+	return CUDA_SUCCESS;
+}
+
+/* A library's kernel count, and one kernel's name when there is room. A
+ * name longer than a client may ask for (VGPU_KERNEL_NAME_MAX) is counted
+ * but never written: the client could not look it up. */
+static int exec_kernel_name(struct worker_session *s,
+			    const struct worker_op *op, uint64_t *r)
+{
+	const struct backend_ops *ops = s->w->ops;
+	const char *name = NULL;
+	uint32_t count = 0;
+	size_t len;
+	int rc;
+
+	if (!ops->library_kernel_name)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	rc = ops->library_kernel_name(s->w->be, op->kname.lib->bl,
+				      op->kname.index, &name, &count);
+	if (rc)
+		return worker_check(s->w, rc, "library kernel name");
+	r[0] = count;
+	if (!name)
+		return CUDA_SUCCESS;
+	len = strnlen(name, VGPU_KERNEL_NAME_MAX) + 1;
+	if (len > VGPU_KERNEL_NAME_MAX)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	r[1] = len;
+	if (len <= op->kname.room)
+		memcpy(op->kname.out, name, len);
+	return CUDA_SUCCESS;
+}
+
+static int exec_kernel_clusters(struct worker_session *s,
+				const struct worker_op *op, uint64_t *r)
+{
+	const struct backend_ops *ops = s->w->ops;
+	int v = 0, rc;
+
+	if (!ops->kernel_clusters)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	rc = ops->kernel_clusters(s->w->be, op->clusters.k->bk, &op->clusters.q,
+				  &v);
+	if (rc)
+		return worker_check(s->w, rc, "kernel clusters");
 	r[0] = (uint64_t)(int64_t)v;
 	return CUDA_SUCCESS;
 }
@@ -1437,6 +1598,10 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 	case VGPU_OP_KERNEL_SET_ATTRIBUTE:
 	case VGPU_OP_KERNEL_OCCUPANCY:
 		return exec_kernel_attr(s, op, r);
+	case VGPU_OP_KERNEL_CLUSTERS:
+		return exec_kernel_clusters(s, op, r);
+	case VGPU_OP_LIBRARY_KERNEL_NAME:
+		return exec_kernel_name(s, op, r);
 
 	case VGPU_OP_HOST_REGION_CREATE:
 		return exec_region_create(s, op->bytes, r);

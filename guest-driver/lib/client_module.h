@@ -11,6 +11,8 @@
 
 #include <pthread.h>
 
+#include <cuda.h>
+
 #include <vgpu/protocol.h>
 
 #include "client_registry.h"
@@ -31,5 +33,22 @@ struct client_kernel {
 	char *name;
 	struct vgpu_kernel_info layout; /* checked */
 };
+
+/*
+ * The kernel called name in library (a CUmodule or CUlibrary; in_ctx: a
+ * module, which needs a current context): the same object each time
+ * (cuda_module.c).
+ */
+CUresult client_kernel_get(const void *library, const char *name, int in_ctx,
+			   struct client_kernel **out);
+
+/*
+ * Up to max of library's kernels into out (NULL: none), in the worker's
+ * order; *count (may be NULL) gets how many the library has
+ * (cuda_module_enum.c).
+ */
+CUresult client_kernels_list(const void *library, int in_ctx,
+			     struct client_kernel **out, unsigned int max,
+			     unsigned int *count);
 
 #endif /* VGPU_CLIENT_MODULE_H */

@@ -14,7 +14,9 @@
  *       key for a context (NULL: the current one);
  *   checks, slot 2: whether a context is a wrapped one (never here), and
  *       slot 3: nothing to report;
- *   integrity check, slot 1: cuda_export_integrity.c.
+ *   integrity check, slot 1: cuda_export_integrity.c;
+ *   libraries' table {6e163fbe-...}, slot 7: each function of a module
+ *       to a callback (below).
  *
  * Context-local values are not given to their destructor callback when
  * the context goes: the runtime registers them for its own teardown at
@@ -26,6 +28,7 @@
 #include "client.h"
 #include "client_api.h"
 #include "client_ctx.h"
+#include "client_module.h"
 #include "cuda_export.h"
 
 typedef void (*cls_dtor)(CUcontext, void *, void *);
@@ -160,6 +163,33 @@ static CUresult checks_none(void)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * {6e163fbe-...} slot 7 (ctx, module, fn, user): fn(user, f) for each
+ * function f of the module; 1 when they could be listed, else 0. Read
+ * off cuFFT, its one caller: it loads a module it built and passes a fn
+ * that keeps the function it is given, and it takes 1 for success
+ * (NVIDIA's driver answered 1 on the H200). The context is the
+ * module's; a vGPU process has one.
+ */
+static int libs_each_function(CUcontext ctx, CUmodule mod,
+			      void (*fn)(void *user, CUfunction f), void *user)
+{
+	struct client_kernel **ks;
+	unsigned int n = 0, i;
+	int ok;
+
+	if (!fn || client_kernels_list(mod, 1, NULL, 0, &n) != CUDA_SUCCESS)
+		return 0;
+	ks = calloc(n ? n : 1, sizeof(*ks));
+	if (!ks)
+		return 0;
+	ok = client_kernels_list(mod, 1, ks, n, NULL) == CUDA_SUCCESS;
+	for (i = 0; ok && i < n; i++)
+		fn(user, (CUfunction)ks[i]);
+	free(ks);
+	return ok;
+}
+
 void export_entries_install(const void *tables[][100])
 {
 	tables[EXPORT_CUDART][2] = (const void *)cudart_primary_ctx;
@@ -171,4 +201,5 @@ void export_entries_install(const void *tables[][100])
 	tables[EXPORT_CHECKS][2] = (const void *)checks_context;
 	tables[EXPORT_CHECKS][3] = (const void *)checks_none;
 	tables[EXPORT_INTEGRITY][1] = (const void *)export_integrity_check;
+	tables[EXPORT_LIBS_B][7] = (const void *)libs_each_function;
 }

@@ -6,16 +6,18 @@
  * kernel's and only the driver on the host knows them. A CUfunction and
  * a CUkernel are the same object here.
  */
+#include <string.h>
+
 #include "client.h"
 #include "client_api.h"
 #include "client_ctx.h"
 #include "client_module.h"
 
-/* One call on kernel f; r0 into *out when out is set. */
-static CUresult kernel_call(void *f, uint16_t opcode, uint64_t a0, uint64_t a1,
-			    uint64_t a2, int *out)
+/* One call on kernel f with arguments a; r0 into *out when out is set. */
+static CUresult kernel_call_a(void *f, uint16_t opcode, const uint64_t a[6],
+			      int *out)
 {
-	struct vgpu_sqe sqe = {.opcode = opcode, .a = {a0, a1, a2}};
+	struct vgpu_sqe sqe = {.opcode = opcode};
 	struct client_obj *o;
 	struct vgpu_cqe cqe;
 	struct client *c;
@@ -23,6 +25,7 @@ static CUresult kernel_call(void *f, uint16_t opcode, uint64_t a0, uint64_t a1,
 
 	if (err != CUDA_SUCCESS)
 		return err;
+	memcpy(sqe.a, a, sizeof(sqe.a));
 	o = client_registry_get(&c->registry, f, CLIENT_OBJ_KERNEL);
 	if (!o)
 		return CUDA_ERROR_INVALID_HANDLE;
@@ -38,6 +41,14 @@ static CUresult kernel_call(void *f, uint16_t opcode, uint64_t a0, uint64_t a1,
 		*out = (int)v;
 	}
 	return err;
+}
+
+static CUresult kernel_call(void *f, uint16_t opcode, uint64_t a0, uint64_t a1,
+			    uint64_t a2, int *out)
+{
+	const uint64_t a[6] = {a0, a1, a2};
+
+	return kernel_call_a(f, opcode, a, out);
 }
 
 VGPU_API CUresult CUDAAPI cuKernelGetAttribute(int *pi,
@@ -94,6 +105,58 @@ VGPU_API CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(
 	return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 		numBlocks, func, blockSize, dynamicSMemSize,
 		CU_OCCUPANCY_DEFAULT);
+}
+
+/*
+ * Thread-block clusters: the grid, block, shared memory, cluster shape and
+ * scheduling policy of config go to the worker, whose driver answers for
+ * the slice. Other launch attributes do not change the answer. The
+ * stream is not needed: a vGPU process has one context.
+ */
+static CUresult cluster_call(int *out, CUfunction f, const CUlaunchConfig *cfg,
+			     enum vgpu_cluster_query query)
+{
+	uint64_t a[6] = {0}, policy = 0;
+	const CUlaunchAttribute *at;
+	unsigned int i;
+
+	if (!out || !cfg || (cfg->numAttrs && !cfg->attrs))
+		return CUDA_ERROR_INVALID_VALUE;
+	a[0] = cfg->gridDimX | (uint64_t)cfg->gridDimY << 32;
+	a[1] = cfg->gridDimZ | (uint64_t)cfg->blockDimX << 32;
+	a[2] = cfg->blockDimY | (uint64_t)cfg->blockDimZ << 32;
+	a[3] = cfg->sharedMemBytes;
+	for (i = 0; i < cfg->numAttrs; i++) {
+		at = &cfg->attrs[i];
+		if (at->id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+			if (at->value.clusterDim.x > 0xffff ||
+			    at->value.clusterDim.y > 0xffff ||
+			    at->value.clusterDim.z > 0xffff)
+				return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+			a[4] = at->value.clusterDim.x |
+			       (uint64_t)at->value.clusterDim.y << 16 |
+			       (uint64_t)at->value.clusterDim.z << 32;
+		} else if (
+			at->id ==
+			CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE) {
+			policy = (uint32_t)at->value
+					 .clusterSchedulingPolicyPreference;
+		}
+	}
+	a[5] = policy | (uint64_t)query << 32;
+	return kernel_call_a(f, VGPU_OP_KERNEL_CLUSTERS, a, out);
+}
+
+VGPU_API CUresult CUDAAPI cuOccupancyMaxActiveClusters(
+	int *numClusters, CUfunction func, const CUlaunchConfig *config)
+{
+	return cluster_call(numClusters, func, config, VGPU_CLUSTERS_ACTIVE);
+}
+
+VGPU_API CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(
+	int *clusterSize, CUfunction func, const CUlaunchConfig *config)
+{
+	return cluster_call(clusterSize, func, config, VGPU_CLUSTERS_MAX_SIZE);
 }
 
 /* A preference for kernel f that is accepted and applied to nothing:

@@ -225,17 +225,18 @@ out:
 	return err;
 }
 
-VGPU_API CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
+/* A library from the file fname (in_ctx: a module). */
+static CUresult library_load_file(const char *fname, int in_ctx,
+				  struct client_library **out)
 {
-	struct client_library *l;
 	struct client *c;
 	void *buf;
 	size_t size;
-	CUresult err = client_enter(&c);
+	CUresult err = code_enter(&c, in_ctx);
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	if (!module || !fname)
+	if (!fname)
 		return CUDA_ERROR_INVALID_VALUE;
 	err = read_file(fname, &buf, &size);
 	if (err != CUDA_SUCCESS)
@@ -243,8 +244,19 @@ VGPU_API CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
 	/* PTX text is sent up to and with its NUL, as from memory */
 	if (!client_image_is_binary(buf, size))
 		size = strlen(buf) + 1;
-	err = library_load(c, buf, size, &l);
+	err = library_load(c, buf, size, out);
 	free(buf);
+	return err;
+}
+
+VGPU_API CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
+{
+	struct client_library *l;
+	CUresult err;
+
+	if (!module)
+		return CUDA_ERROR_INVALID_VALUE;
+	err = library_load_file(fname, 1, &l);
 	if (err == CUDA_SUCCESS)
 		*module = (CUmodule)l;
 	return err;
@@ -286,6 +298,20 @@ VGPU_API CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule *module,
 	return module_load_data(module, fatCubin);
 }
 
+/* cuLibraryLoad*'s option arrays: present when counted; the JIT's
+ * outputs answered. */
+static int library_options_ok(CUlibrary *library, CUjit_option *jit,
+			      void **jit_values, unsigned int njit,
+			      CUlibraryOption *lib_opts, void **lib_values,
+			      unsigned int nlib)
+{
+	if (!library || (njit && (!jit || !jit_values)) ||
+	    (nlib && (!lib_opts || !lib_values)))
+		return 0;
+	jit_outputs(njit, jit, jit_values);
+	return 1;
+}
+
 VGPU_API CUresult CUDAAPI
 cuLibraryLoadData(CUlibrary *library, const void *code,
 		  CUjit_option *jitOptions, void **jitOptionsValues,
@@ -295,11 +321,30 @@ cuLibraryLoadData(CUlibrary *library, const void *code,
 	struct client_library *l;
 	CUresult err;
 
-	if (!library || (numJitOptions && (!jitOptions || !jitOptionsValues)) ||
-	    (numLibraryOptions && (!libraryOptions || !libraryOptionValues)))
+	if (!library_options_ok(library, jitOptions, jitOptionsValues,
+				numJitOptions, libraryOptions,
+				libraryOptionValues, numLibraryOptions))
 		return CUDA_ERROR_INVALID_VALUE;
-	jit_outputs(numJitOptions, jitOptions, jitOptionsValues);
 	err = library_load_image(code, 0, &l);
+	if (err == CUDA_SUCCESS)
+		*library = (CUlibrary)l;
+	return err;
+}
+
+VGPU_API CUresult CUDAAPI cuLibraryLoadFromFile(
+	CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
+	void **jitOptionsValues, unsigned int numJitOptions,
+	CUlibraryOption *libraryOptions, void **libraryOptionValues,
+	unsigned int numLibraryOptions)
+{
+	struct client_library *l;
+	CUresult err;
+
+	if (!library_options_ok(library, jitOptions, jitOptionsValues,
+				numJitOptions, libraryOptions,
+				libraryOptionValues, numLibraryOptions))
+		return CUDA_ERROR_INVALID_VALUE;
+	err = library_load_file(fileName, 0, &l);
 	if (err == CUDA_SUCCESS)
 		*library = (CUlibrary)l;
 	return err;
@@ -396,7 +441,7 @@ out:
 }
 
 /* The kernel called name in library handle: the same object each time. */
-static CUresult kernel_get(const void *library, const char *name, int in_ctx,
+CUresult client_kernel_get(const void *library, const char *name, int in_ctx,
 			   struct client_kernel **out)
 {
 	struct client_library *l;
@@ -460,7 +505,7 @@ VGPU_API CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
 
 	if (!hfunc)
 		return CUDA_ERROR_INVALID_VALUE;
-	err = kernel_get(hmod, name, 1, &k);
+	err = client_kernel_get(hmod, name, 1, &k);
 	if (err == CUDA_SUCCESS)
 		*hfunc = (CUfunction)k;
 	return err;
@@ -475,7 +520,7 @@ VGPU_API CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel,
 
 	if (!pKernel)
 		return CUDA_ERROR_INVALID_VALUE;
-	err = kernel_get(library, name, 0, &k);
+	err = client_kernel_get(library, name, 0, &k);
 	if (err == CUDA_SUCCESS)
 		*pKernel = (CUkernel)k;
 	return err;

@@ -36,7 +36,7 @@
 
 #define VGPU_PROTO_MAGIC 0x55504756u /* "VGPU" little-endian */
 #define VGPU_PROTO_MAJOR 1	     /* incompatible changes bump this */
-#define VGPU_PROTO_MINOR 3	     /* compatible additions bump this */
+#define VGPU_PROTO_MINOR 4	     /* compatible additions bump this */
 
 #define VGPU_NAME_MAX	     64	 /* vGPU names, including the NUL */
 #define VGPU_MESSAGE_MAX     256 /* human-readable error text, with NUL */
@@ -188,13 +188,19 @@ enum vgpu_opcode {
 	/* Kernel attributes (minor version 3), handle = kernel:
 	 * KERNEL_GET_ATTRIBUTE: a0 = CUfunction_attribute -> r0 = its value
 	 * (an int, sign-extended). KERNEL_SET_ATTRIBUTE: a0 = attribute
-	 * (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES or
-	 * _PREFERRED_SHARED_MEMORY_CARVEOUT only), a1 = value.
+	 * (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+	 * _PREFERRED_SHARED_MEMORY_CARVEOUT, and from minor version 4 the
+	 * cluster ones, 10 to 15), a1 = value.
 	 * KERNEL_OCCUPANCY: a0 = threads per block, a1 = dynamic shared
-	 * bytes, a2 = CU_OCCUPANCY_* flags -> r0 = resident blocks per SM. */
+	 * bytes, a2 = CU_OCCUPANCY_* flags -> r0 = resident blocks per SM.
+	 * KERNEL_CLUSTERS (minor version 4): a0..a3 the grid, block and
+	 * shared memory bytes as LAUNCH's, a4 = clusterX | clusterY << 16 |
+	 * clusterZ << 32 (all 0: none given), a5 = CUclusterSchedulingPolicy
+	 * | query << 32 (enum vgpu_cluster_query) -> r0 = the answer. */
 	VGPU_OP_KERNEL_GET_ATTRIBUTE = 26,
 	VGPU_OP_KERNEL_SET_ATTRIBUTE = 27,
 	VGPU_OP_KERNEL_OCCUPANCY = 28,
+	VGPU_OP_KERNEL_CLUSTERS = 29,
 
 	/* streams: stream handle 0 is the client's default stream */
 	VGPU_OP_STREAM_CREATE = 30, /* -> r0 = stream handle */
@@ -248,6 +254,14 @@ enum vgpu_opcode {
 	VGPU_OP_MEMCPY_REGION_HTOD = 52,
 	VGPU_OP_MEMCPY_REGION_DTOH = 53,
 
+	/*
+	 * A library's kernels (minor version 4): handle = library, a0 =
+	 * index, a1 = data offset, a2 = bytes there -> r0 = the library's
+	 * number of kernels, r1 = the bytes of kernel a0's name with its NUL
+	 * (0 past the end), the name written at data[a1] when a2 holds it.
+	 */
+	VGPU_OP_LIBRARY_KERNEL_NAME = 60,
+
 	VGPU_OP_COUNT_ /* not an opcode */
 };
 
@@ -259,6 +273,12 @@ struct vgpu_sqe {
 	uint32_t stream; /* stream handle, 0 = default stream */
 	uint32_t handle; /* object the op acts on, per opcode */
 	uint64_t a[6];
+};
+
+/* VGPU_OP_KERNEL_CLUSTERS: what is asked. */
+enum vgpu_cluster_query {
+	VGPU_CLUSTERS_ACTIVE = 0,   /* cuOccupancyMaxActiveClusters */
+	VGPU_CLUSTERS_MAX_SIZE = 1, /* cuOccupancyMaxPotentialClusterSize */
 };
 
 /* Completion queue entry: 32 bytes, fixed. */
@@ -278,9 +298,9 @@ struct vgpu_gate {
 	uint64_t open;	  /* written by the client, read by the worker */
 };
 
-#define VGPU_HOST_REGION_MAX_BYTES (4ull << 30)	/* one region */
+#define VGPU_HOST_REGION_MAX_BYTES  (4ull << 30)  /* one region */
 #define VGPU_HOST_REGIONS_MAX_BYTES (16ull << 30) /* one client's, in all */
-#define VGPU_REGION_MSG_MAGIC 0x47525056u /* "VPRG" little-endian */
+#define VGPU_REGION_MSG_MAGIC	    0x47525056u	  /* "VPRG" little-endian */
 
 /* Worker -> client on the client socket, with the region's memfd. */
 struct vgpu_region_msg {

@@ -11,6 +11,8 @@ TEST_PROGRAMS += alloc_threads
 TEST_PROGRAMS += hostfn_threads
 # the occupancy calls (issue 18)
 TEST_PROGRAMS += occupancy
+# what CUDA's libraries ask while they set up (issue 17)
+TEST_PROGRAMS += library_query
 TEST_PROGRAM_BINS := $(TEST_PROGRAMS:%=$(BUILD)/tests/programs/%)
 
 all: $(TEST_PROGRAM_BINS)

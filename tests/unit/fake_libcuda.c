@@ -881,6 +881,35 @@ CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *numClusters, CUfunction f,
+					      const CUlaunchConfig *config)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(
+	int *clusterSize, CUfunction f, const CUlaunchConfig *config)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult CUDAAPI cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel *kernels,
+					   unsigned int numKernels,
+					   CUlibrary lib)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult CUDAAPI cuKernelGetName(const char **name, CUkernel hfunc)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 CUresult CUDAAPI cuStreamDestroy(CUstream s)
 {
 	struct fstream *fs = (struct fstream *)s;

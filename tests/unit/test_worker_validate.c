@@ -58,6 +58,8 @@ static struct backend_kernel k_saxpy = {"saxpy"}, k_noargs = {"noargs"};
 
 static struct {
 	int htod, dtoh, dtod, memsets, launches, syncs, maps, unmaps, globals;
+	int cluster_queries;		 /* kernel_clusters calls */
+	struct backend_cluster_query cq; /* the last one */
 	uint64_t dev, src;
 	const void *host;
 	size_t n;
@@ -164,6 +166,26 @@ static void stub_library_unload(struct backend *b, struct backend_library *l)
 {
 	free(l);
 	st.libraries--;
+}
+
+/* The two kernels every stub library has. */
+static int stub_kernel_name(struct backend *b, struct backend_library *l,
+			    uint32_t index, const char **name, uint32_t *count)
+{
+	static const char *const names[] = {"saxpy", "noargs"};
+
+	*count = 2;
+	*name = index < 2 ? names[index] : NULL;
+	return 0;
+}
+
+static int stub_kernel_clusters(struct backend *b, struct backend_kernel *k,
+				const struct backend_cluster_query *q, int *out)
+{
+	st.cluster_queries++;
+	st.cq = *q;
+	*out = 7;
+	return 0;
 }
 
 static int stub_get_kernel(struct backend *b, struct backend_library *l,
@@ -357,6 +379,8 @@ static const struct backend_ops stub_ops = {
 	.library_unload = stub_library_unload,
 	.library_get_kernel = stub_get_kernel,
 	.library_get_global = stub_get_global,
+	.library_kernel_name = stub_kernel_name,
+	.kernel_clusters = stub_kernel_clusters,
 	.launch = stub_launch,
 	.stream_create = stub_stream_create,
 	.stream_destroy = stub_stream_destroy,
@@ -1039,6 +1063,115 @@ static void library_unload_invalidates_its_kernels(void **state)
 	/* the other library's kernel lives on */
 	assert_int_equal(run(&f->s, launch_sqe(k2, 1, 1, 1, 1, 1, 1), NULL),
 			 CUDA_SUCCESS);
+	fx_free(f);
+}
+
+static struct vgpu_sqe clusters_sqe(uint32_t k)
+{
+	struct vgpu_sqe q = sqe(VGPU_OP_KERNEL_CLUSTERS);
+
+	q.handle = k;
+	q.a[0] = 64 | 1ull << 32;	      /* grid 64 x 1 */
+	q.a[1] = 1 | 128ull << 32;	      /* x 1, block 128 */
+	q.a[2] = 1 | 1ull << 32;	      /* x 1 x 1 */
+	q.a[3] = 0;			      /* no dynamic shared memory */
+	q.a[4] = 2 | 1ull << 16 | 1ull << 32; /* clusters of 2 x 1 x 1 */
+	q.a[5] = (uint64_t)VGPU_CLUSTERS_ACTIVE << 32;
+	return q;
+}
+
+static void kernel_clusters_are_checked(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t k = get_kernel(f, load_library(f, "saxpy"), "saxpy");
+	struct vgpu_sqe q;
+	uint64_t r[2];
+
+	q = clusters_sqe(k);
+	q.handle = k + 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	q = clusters_sqe(k);
+	q.a[0] = 0; /* a grid of 0 */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = clusters_sqe(k);
+	q.a[2] = 8 | 8ull << 32; /* 128 x 8 x 8 threads */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = clusters_sqe(k);
+	q.a[4] = 17 | 1ull << 16 | 1ull << 32;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	q.a[4] = 2; /* 2 x 0 x 0 */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	q.a[4] = 1ull << 48;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q = clusters_sqe(k);
+	q.a[5] = 3; /* no such scheduling policy */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[5] = 2ull << 32; /* no such query */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(st.cluster_queries, 0); /* none reached the backend */
+
+	q = clusters_sqe(k);
+	q.a[5] = CU_CLUSTER_SCHEDULING_POLICY_SPREAD |
+		 (uint64_t)VGPU_CLUSTERS_MAX_SIZE << 32;
+	assert_int_equal(run(&f->s, q, r), CUDA_SUCCESS);
+	assert_int_equal(r[0], 7);
+	assert_int_equal(st.cluster_queries, 1);
+	assert_int_equal(st.cq.grid[0], 64);
+	assert_int_equal(st.cq.block[0], 128);
+	assert_int_equal(st.cq.cluster[0], 2);
+	assert_int_equal(st.cq.cluster[2], 1);
+	assert_int_equal(st.cq.policy, CU_CLUSTER_SCHEDULING_POLICY_SPREAD);
+	assert_int_equal(st.cq.query, VGPU_CLUSTERS_MAX_SIZE);
+	q = sqe(VGPU_OP_KERNEL_SET_ATTRIBUTE);
+	q.handle = k;
+	q.a[0] = CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED;
+	q.a[1] = 2;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH;
+	q.a[1] = 17;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = CU_FUNC_ATTRIBUTE_NUM_REGS; /* the compiled kernel's */
+	q.a[1] = 32;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_NOT_SUPPORTED);
+	fx_free(f);
+}
+
+static void kernel_names_are_checked(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t lib = load_library(f, "saxpy");
+	struct vgpu_sqe q = sqe(VGPU_OP_LIBRARY_KERNEL_NAME);
+	uint64_t r[2];
+
+	q.handle = lib + 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_HANDLE);
+	q.handle = lib;
+	q.a[0] = 1ull << 32; /* an index beyond 32 bits */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = 1;
+	q.a[1] = DATA_SIZE - 3; /* the name would run past the data area */
+	q.a[2] = 16;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[1] = 8192;
+	q.a[2] = VGPU_KERNEL_NAME_MAX + 1;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+
+	q.a[2] = 0; /* the count alone */
+	memset(f->data + 8192, 0x55, 16);
+	assert_int_equal(run(&f->s, q, r), CUDA_SUCCESS);
+	assert_int_equal(r[0], 2);
+	assert_int_equal(r[1], 7); /* "noargs" and its NUL, not written */
+	assert_int_equal(f->data[8192], 0x55);
+	q.a[2] = 6; /* one byte short */
+	assert_int_equal(run(&f->s, q, r), CUDA_SUCCESS);
+	assert_int_equal(f->data[8192], 0x55);
+	q.a[2] = 7;
+	assert_int_equal(run(&f->s, q, r), CUDA_SUCCESS);
+	assert_string_equal((char *)f->data + 8192, "noargs");
+	q.a[0] = 2; /* past the end */
+	assert_int_equal(run(&f->s, q, r), CUDA_SUCCESS);
+	assert_int_equal(r[0], 2);
+	assert_int_equal(r[1], 0);
 	fx_free(f);
 }
 
@@ -2443,6 +2576,8 @@ int main(void)
 			get_kernel_checks_the_name_and_the_info_buffer),
 		cmocka_unit_test(library_unload_invalidates_its_kernels),
 		cmocka_unit_test(get_global_checks_the_name_and_the_library),
+		cmocka_unit_test(kernel_clusters_are_checked),
+		cmocka_unit_test(kernel_names_are_checked),
 		cmocka_unit_test(
 			copies_reach_a_module_variable_while_it_is_loaded),
 		cmocka_unit_test(module_variables_belong_to_their_client),
