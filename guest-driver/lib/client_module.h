@@ -22,6 +22,8 @@ struct client_kernel;
 struct client_library {
 	struct client_obj obj;
 	uint32_t handle;
+	int module; /* loaded as a CUmodule: its context's, reset with it
+		       (a CUlibrary is context-independent and stays) */
 	pthread_mutex_t lock;	       /* guards kernels */
 	struct client_kernel *kernels; /* looked up so far, each once */
 };

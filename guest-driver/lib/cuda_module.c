@@ -78,9 +78,10 @@ static CUresult stage_image(struct client_ring *r, const void *image,
 	return err;
 }
 
-/* Loads size bytes of image into the worker; a new registered library. */
+/* Loads size bytes of image into the worker; a new registered library
+ * (module: loaded as a CUmodule). */
 static CUresult library_load(struct client *c, const void *image, size_t size,
-			     struct client_library **out)
+			     int module, struct client_library **out)
 {
 	struct client_push how = {.mode = CLIENT_SLOT_WAIT};
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_LIBRARY_LOAD};
@@ -119,6 +120,7 @@ static CUresult library_load(struct client *c, const void *image, size_t size,
 	l->obj.type = CLIENT_OBJ_LIBRARY;
 	l->obj.release = library_release;
 	l->handle = (uint32_t)cqe.r[0];
+	l->module = module;
 	pthread_mutex_init(&l->lock, NULL);
 	if (client_registry_add(&c->registry, &l->obj)) {
 		sqe = (struct vgpu_sqe){.opcode = VGPU_OP_LIBRARY_UNLOAD,
@@ -154,7 +156,7 @@ static CUresult library_load_image(const void *image, int in_ctx,
 	err = client_image_span(image, &start, &size);
 	if (err != CUDA_SUCCESS)
 		return err;
-	return library_load(c, start, size, out);
+	return library_load(c, start, size, in_ctx, out);
 }
 
 /* Answers the JIT options that are outputs: empty logs, no time. */
@@ -244,7 +246,7 @@ static CUresult library_load_file(const char *fname, int in_ctx,
 	/* PTX text is sent up to and with its NUL, as from memory */
 	if (!client_image_is_binary(buf, size))
 		size = strlen(buf) + 1;
-	err = library_load(c, buf, size, out);
+	err = library_load(c, buf, size, in_ctx, out);
 	free(buf);
 	return err;
 }

@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What cuDevicePrimaryCtxReset (and so cudaDeviceReset) destroys: every
- * stream, event, module/library, device allocation and page-locked host
- * buffer of the process. A vGPU's contexts share one set of resources
+ * stream, event, module, device allocation and page-locked host buffer
+ * of the process. A vGPU's contexts share one set of resources
  * (cuda_context.c), so that is everything made in any context. Each goes
  * through its ordinary destroy call, so the worker frees what it holds
  * (cuMemGetInfo shows the memory back at once) and a handle kept by the
  * program is afterwards as invalid as after its own destroy call.
+ * Libraries (cuLibraryLoad*) stay: CUDA makes them context-independent,
+ * and NVIDIA's runtime keeps launching its kernels through them after
+ * cudaDeviceReset.
  */
 #include <stdlib.h>
 
 #include "client.h"
 #include "client_api.h"
 #include "client_ctx.h"
+#include "client_module.h"
 
 /* The first error wins; the rest is still destroyed. */
 static void keep_first(CUresult *err, CUresult res)
@@ -52,9 +56,32 @@ static CUresult event_destroy(void *h)
 	return cuEventDestroy((CUevent)h);
 }
 
-static CUresult library_unload(void *h)
+/* Unloads every library loaded as a module. */
+static CUresult modules_unload(struct client *c)
 {
-	return cuLibraryUnload((CUlibrary)h);
+	CUresult err = CUDA_SUCCESS;
+	struct client_obj *o;
+	void **v;
+	long n = client_registry_handles(&c->registry, CLIENT_OBJ_LIBRARY, &v);
+	int module;
+
+	if (n < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (long i = 0; i < n; i++) {
+		o = client_registry_get(&c->registry, v[i], CLIENT_OBJ_LIBRARY);
+		if (!o)
+			continue; /* unloaded meanwhile */
+		module = ((struct client_library *)o)->module;
+		client_obj_put(&c->registry, o);
+		if (module) {
+			CUresult res = cuModuleUnload((CUmodule)v[i]);
+
+			if (res != CUDA_ERROR_INVALID_HANDLE)
+				keep_first(&err, res);
+		}
+	}
+	free(v);
+	return err;
 }
 
 static CUresult allocs_free(struct client *c)
@@ -99,7 +126,7 @@ CUresult client_reset(struct client *c)
 
 	keep_first(&err, destroy_all(c, CLIENT_OBJ_STREAM, stream_destroy));
 	keep_first(&err, destroy_all(c, CLIENT_OBJ_EVENT, event_destroy));
-	keep_first(&err, destroy_all(c, CLIENT_OBJ_LIBRARY, library_unload));
+	keep_first(&err, modules_unload(c));
 	keep_first(&err, allocs_free(c));
 	keep_first(&err, host_buffers_free(c));
 	client_ctx_prefs_reset(); /* the cache preference, as set at start */

@@ -7,13 +7,11 @@
 # libcudart.so.13, run on a simulator vGPU with nothing of ours but the
 # driver library on the library path. The runtime asks our driver for its
 # private tables (cuGetExportTable) and checks its integrity answer; each
-# program checks its results against the CPU. The programs that need
-# driver calls we do not serve yet are listed in docs/COMPATIBILITY.md.
+# program checks its results against the CPU (docs/COMPATIBILITY.md).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 ST="$BUILD/tests/runtime-static"
 SH="$BUILD/tests/runtime"
-CUDA_LIB=${CUDA_HOME:-/usr/local/cuda}/lib64
 [ -x "$ST/vector_add_rt" ] || tap_skip_all "$ST is not built"
 [ -e "$CUDA_LIB/libcudart.so.13" ] ||
 	tap_skip_all "no NVIDIA libcudart.so.13 in $CUDA_LIB"
@@ -76,6 +74,8 @@ for kind in static shared; do
 		nv a "$d/per_thread_rt"
 	tap_run "$kind: unsupported_rt (refusals are errors, never sticky)" \
 		nv a "$d/unsupported_rt"
+	tap_run "$kind: device_reset_rt (cudaDeviceReset, then kernels again)" \
+		nv a "$d/device_reset_rt"
 done
 
 # the runtime's integrity check is answered, and the tables it asks for
@@ -102,5 +102,9 @@ else
 	tap_not_ok "static: VGPU_TRACE=1 logs the runtime's cuGetProcAddress requests" \
 		"$n lines"
 fi
+# a device fault's sticky error with the static runtime (the shared one:
+# runtime_sticky.sh); it faults its own vGPU, made for it
+tap_run "create vGPU f (8 SMs, 256 MiB)" vadmin create f --sms 8 --memory 256M
+tap_run "static: sticky_rt (a fault's error is sticky)" nv f "$ST/sticky_rt"
 tap_vgpud_alive
 tap_done
