@@ -3,7 +3,7 @@
 # raw_slice links NVIDIA's libcuda (green contexts); slice_kernel is an
 # ordinary driver-API program that runs natively or on a vGPU. The rt_*
 # benchmarks are runtime-API programs built with `nvcc -cudart shared`:
-# natively they load NVIDIA's libcudart.so.13, on a vGPU ours
+# NVIDIA's libcudart.so.13, natively and on a vGPU over our libcuda.so.1
 # (scripts/rt-bench.sh runs both and prints the ratios).
 BENCH_BINS := $(BUILD)/bench/raw_slice $(BUILD)/bench/slice_kernel \
 	$(BUILD)/bench/resize_stall $(BUILD)/bench/mixed_workload \

@@ -3,8 +3,8 @@
  * Shared by the runtime-API benchmarks (rt_*.cu): error checking, the host
  * clock, medians, the device banner and the machine-readable result line
  *   RESULT name=NAME value=VALUE unit=UNIT
- * that scripts/rt-bench.sh reads. The same binary runs natively (NVIDIA's
- * libcudart.so.13) and on a vGPU (ours, LD_LIBRARY_PATH=build/lib).
+ * that scripts/rt-bench.sh reads. The same binary, with NVIDIA's
+ * libcudart.so.13, runs natively and on a vGPU (over our libcuda.so.1).
  */
 #ifndef VGPU_RT_COMMON_H
 #define VGPU_RT_COMMON_H

@@ -234,7 +234,7 @@ if ! run_step "make modules" "$tmp/make" - \
 	tail -n 30 "$tmp/make" >&2
 	exit 1
 fi
-progress "building the images: L1 (vgpud, vgpu_mdev.ko, QEMU) and L2 (vgpu_guest.ko, our libcudart/libcuda, the runtime programs)"
+progress "building the images: L1 (vgpud, vgpu_mdev.ko, QEMU) and L2 (vgpu_guest.ko, our libcuda with NVIDIA's runtime, the runtime programs)"
 run_step "building the VM images" "$tmp/images" pass \
 	sh -c 'vm-images/build-initramfs.sh && vm-images/l2/build.sh'
 

@@ -58,11 +58,13 @@ v = v.get("vgpu", v)
 x = v[sys.argv[1]]
 print(" ".join(map(str, x)) if isinstance(x, list) else x)' "$2"
 }
-# on VGPU: run a program through the guest library on that vGPU
+# on VGPU: run a program through the guest library on that vGPU (runtime
+# programs with NVIDIA's libcudart.so.13 from the toolkit)
 on() {
 	local v=$1
 	shift
-	VGPU=$v VGPU_SOCKET=$RUN/client.sock LD_LIBRARY_PATH=$BUILD/lib \
+	VGPU=$v VGPU_SOCKET=$RUN/client.sock \
+		LD_LIBRARY_PATH=$BUILD/lib:${CUDA_HOME:-/usr/local/cuda}/lib64 \
 		VGPU_KERNEL_DIR=$KDIR timeout -k 5 60 "$@"
 }
 run_prog() { # vgpu label cmd...
@@ -108,7 +110,8 @@ if [ $BENCH_ONLY = 0 ]; then
 		true # no groups left: refused, which is also checked in CI
 	stop_vgpud
 
-	say "== runtime-API programs (nvcc -cudart shared, unmodified) on a vGPU"
+	say "== runtime-API programs (nvcc -cudart shared, unmodified) on a vGPU,"
+	say "   NVIDIA's libcudart.so.13 over our driver"
 	start_vgpud
 	admin create rt --sms 32 --memory 8G >/dev/null
 	for p in "$BUILD"/tests/runtime/*_rt; do

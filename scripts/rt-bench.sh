@@ -9,11 +9,10 @@
 #   native_mps  the same, as a client of vgpud's MPS server limited to the
 #               vGPU's share of SMs (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE):
 #               the like-for-like baseline for compute-bound figures
-#   vgpu        our libcudart.so.13 and libcuda.so.1 on a vGPU of N SMs
-#               (default 120: every whole group of an H100) and SIZE memory
-#               (default 16G) of a vgpud on the cuda backend (MPS)
-#   vgpu_nv     NVIDIA's libcudart.so.13 over our libcuda.so.1, the same
-#               vGPU (issue 17: the runtime that replaces ours)
+#   vgpu        NVIDIA's libcudart.so.13 over our libcuda.so.1 on a vGPU
+#               of N SMs (default 120: every whole group of an H100) and
+#               SIZE memory (default 16G) of a vgpud on the cuda backend
+#               (MPS)
 # Prints every figure, and a table of medians with vgpu's speed against
 # both baselines and issue 4's goals; it asserts nothing about timing
 # (exit 1 only when a benchmark fails to run).
@@ -49,7 +48,7 @@ die() { echo "rt-bench: $*" >&2; exit 1; }
 command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 ||
 	die "no NVIDIA GPU here (nvidia-smi -L failed)"
 for f in "$B/rt_launch" "$B/rt_copy" "$B/rt_matmul" "$BIN/vgpud" \
-	"$BIN/vgpu-admin" "$BUILD/lib/libcudart.so.13" "$BUILD/lib/libcuda.so.1" \
+	"$BIN/vgpu-admin" "$BUILD/lib/libcuda.so.1" \
 	"$CUDA_HOME/lib64/libcudart.so.13"; do
 	[ -e "$f" ] || die "$f is missing (run make all; CUDA_HOME=$CUDA_HOME)"
 done
@@ -108,13 +107,9 @@ pack_logs() {
 	return 0
 }
 trap 'stop_vgpud; pack_logs' EXIT
-vgpu_run() {
-	VGPU=rtbench VGPU_SOCKET=$RUN/client.sock LD_LIBRARY_PATH=$BUILD/lib \
-		timeout -k 5 600 "$@"
-}
 # only our driver library, beside NVIDIA's runtime (vgpu-run/vgpu-run.mk)
 DRV=$(cd "$BUILD/lib/vgpu" && pwd)
-vgpu_nv_run() {
+vgpu_run() {
 	VGPU=rtbench VGPU_SOCKET=$RUN/client.sock \
 		LD_LIBRARY_PATH=$DRV:$CUDA_HOME/lib64 timeout -k 5 600 "$@"
 }
@@ -132,7 +127,7 @@ MPS_PCT=$(awk -v a="$SMS" -v b="$GPU_SMS" 'BEGIN { printf "%.2f", 100 * a / b }'
 say "native_mps: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$MPS_PCT ($SMS of $GPU_SMS SMs)"
 : >"$LOG/results"
 for rep in $(seq "$REPS"); do
-	for mode in native native_mps vgpu vgpu_nv; do
+	for mode in native native_mps vgpu; do
 		run_all $mode "$rep"
 	done
 done
@@ -185,17 +180,15 @@ awk '
 		unit[k] = kv($0, "unit")
 	}
 	END {
-		printf "%-22s %-6s %11s %11s %11s %11s %7s %7s %7s %7s %s\n",
+		printf "%-22s %-6s %11s %11s %11s %7s %7s %7s %s\n",
 		       "figure", "unit", "native", "native_mps", "vgpu",
-		       "vgpu_nv", "speed", "vs_mps", "nv_spd", "goal", "verdict"
+		       "speed", "vs_mps", "goal", "verdict"
 		for (i = 1; i <= n; i++) {
 			k = order[i]; u = unit[k]
 			nat = median("native" SUBSEP k)
 			mps = median("native_mps" SUBSEP k)
 			vg = median("vgpu" SUBSEP k)
-			nv = median("vgpu_nv" SUBSEP k)
 			s1 = speed(nat, vg, u); s2 = speed(mps, vg, u)
-			s3 = speed(nat, nv, u)
 			goal = ""
 			if (k == "launch_sync_rtt") goal = 1 / 1.5
 			else if (k == "launch_async_rate") goal = 0.8
@@ -207,13 +200,12 @@ awk '
 			else if (goal != "" && s2 >= goal)
 				verdict = "met vs native_mps"
 			else if (goal != "") verdict = "MISSED"
-			printf "%-22s %-6s %11.4g %11.4g %11.4g %11.4g %7.3f %7.3f %7.3f %7s %s\n",
-			       k, u, nat, mps, vg, nv, s1, s2, s3,
+			printf "%-22s %-6s %11.4g %11.4g %11.4g %7.3f %7.3f %7s %s\n",
+			       k, u, nat, mps, vg, s1, s2,
 			       goal == "" ? "-" : sprintf(">=%.3f", goal), verdict
 			printf "RATIO name=%s native=%s native_mps=%s vgpu=%s " \
-			       "vgpu_nv=%s speed=%.4f speed_vs_mps=%.4f " \
-			       "nv_speed=%.4f\n", k, nat, mps, vg, nv, s1, s2,
-			       s3 > "/dev/stderr"
+			       "speed=%.4f speed_vs_mps=%.4f\n", k, nat, mps, \
+			       vg, s1, s2 > "/dev/stderr"
 		}
 	}' "$LOG/results" 2>"$LOG/ratios.machine" | tee "$LOG/ratios.txt"
 cat "$LOG/ratios.machine"

@@ -28,6 +28,8 @@ VGPUD="$BUILD/bin/vgpud"
 VGPU_ADMIN="$BUILD/bin/vgpu-admin"
 VGPU_WORKER="$BUILD/bin/vgpu-worker"
 VGPU_LIB="$BUILD/lib"
+# NVIDIA's runtime and libraries, for programs built -cudart shared
+CUDA_LIB="${CUDA_HOME:-/usr/local/cuda}/lib64"
 PROGRAMS="$BUILD/tests/programs"
 HOSTILE="$BUILD/tests/hostile"
 export VGPU_KERNEL_DIR="${VGPU_KERNEL_DIR:-$BUILD/kernels}"
@@ -403,13 +405,13 @@ vgpu_worker_pid()
 # ---- clients ----------------------------------------------------------
 
 # client VGPU COMMAND...: runs a program as a client of that vGPU, with
-# our libcuda.so.1 and a timeout.
+# our libcuda.so.1 (and NVIDIA's runtime) and a timeout.
 client()
 {
 	local vgpu=$1
 	shift
 	VGPU="$vgpu" VGPU_SOCKET="$RUN_DIR/client.sock" \
-		LD_LIBRARY_PATH="$VGPU_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		LD_LIBRARY_PATH="$VGPU_LIB:$CUDA_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 		timeout -k 5 "$PROGRAM_TIMEOUT" "$@"
 }
 
@@ -422,7 +424,7 @@ client_bg()
 	shift 2
 	(
 		export VGPU="$vgpu" VGPU_SOCKET="$RUN_DIR/client.sock"
-		export LD_LIBRARY_PATH="$VGPU_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+		export LD_LIBRARY_PATH="$VGPU_LIB:$CUDA_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 		exec "$@"
 	) >"$out" 2>&1 &
 	BG_PID=$!

@@ -12,7 +12,7 @@
 
 GUEST_IMAGE_EXAMPLES := $(shell sed 's/\#.*//' vm-images/guest-image/examples)
 # what goes into the image from this tree (not all of `all`)
-GUEST_IMAGE_INPUTS := $(BUILD)/lib/libcuda.so.1 $(BUILD)/lib/libcudart.so.13 \
+GUEST_IMAGE_INPUTS := $(BUILD)/lib/libcuda.so.1 \
 	$(GUEST_IMAGE_EXAMPLES:%=$(BUILD)/tests/runtime/%)
 
 .PHONY: guest-image guest-image-test

@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The nm reading both stub generators share (gen_cuda_stubs.py for
-libcuda, gen_cudart_stubs.py for libcudart)."""
+"""The nm reading of the stub generator (gen_cuda_stubs.py)."""
 import os
 import subprocess
 

@@ -10,7 +10,6 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 P="$BUILD/tests/libs/libs_handles"
-CUDA_LIB=${CUDA_HOME:-/usr/local/cuda}/lib64
 [ -x "$P" ] || tap_skip_all "$P is not built"
 [ -e "$CUDA_LIB/libcublas.so.13" ] || tap_skip_all "no cuBLAS in $CUDA_LIB"
 vgpu_test_start

@@ -3,15 +3,15 @@
 # SPDX-License-Identifier: MIT
 # Unmodified CUDA runtime-API programs (tests/runtime/, built with
 # `nvcc -cudart shared`) run correctly on vGPUs of a simulator vgpud
-# through our libcudart.so.13 and libcuda.so.1 (LD_LIBRARY_PATH=build/lib):
-# each checks its results against the CPU. Then the same with two clients
+# through NVIDIA's libcudart.so.13 over our libcuda.so.1
+# (LD_LIBRARY_PATH=build/lib): each checks its results against the CPU. Then the same with two clients
 # at once, and the rt_* benchmarks as a smoke test at tiny sizes (no
 # timing is checked here; scripts/rt-bench.sh measures on the GPU).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 RT="$BUILD/tests/runtime"
-[ -e "$VGPU_LIB/libcudart.so.13" ] ||
-	tap_skip_all "$VGPU_LIB/libcudart.so.13 is not built yet"
+[ -e "$CUDA_LIB/libcudart.so.13" ] ||
+	tap_skip_all "no NVIDIA libcudart.so.13 in $CUDA_LIB"
 [ -x "$RT/vector_add_rt" ] || tap_skip_all "$RT is not built"
 vgpu_test_start
 rt() { echo "$RT/$1"; }
@@ -67,10 +67,11 @@ else
 	tap_not_ok "unsupported_rt: unsupported calls fail with cudaErrorNotSupported" \
 		"status $rc"
 fi
-for call in cudaGraphCreate cudaMallocManaged cudaIpcGetMemHandle \
-	cudaStreamBeginCapture cudaMemcpy3D cudaGraphAddEmptyNode \
-	cudaMemPoolTrimTo; do
-	n=$(grep -c "^vgpu: $call is not supported on a vGPU (cudaErrorNotSupported)\$" \
+# (NVIDIA's runtime makes each call of the driver, which names it)
+for call in cuGraphCreate cuMemAllocManaged cuIpcGetMemHandle \
+	cuStreamBeginCapture_v2 cuMemcpy3D_v2 cuGraphAddEmptyNode \
+	cuMemPoolTrimTo; do
+	n=$(grep -c "^vgpu: $call is not supported on a vGPU (CUDA_ERROR_NOT_SUPPORTED)\$" \
 		"$err" || true)
 	if [ "$n" = 1 ]; then
 		tap_ok "unsupported_rt: stderr names $call, once"

@@ -12,8 +12,8 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 RT="$BUILD/tests/runtime"
-[ -e "$VGPU_LIB/libcudart.so.13" ] ||
-	tap_skip_all "$VGPU_LIB/libcudart.so.13 is not built yet"
+[ -e "$CUDA_LIB/libcudart.so.13" ] ||
+	tap_skip_all "no NVIDIA libcudart.so.13 in $CUDA_LIB"
 [ -x "$RT/pinned_many_rt" ] || tap_skip_all "$RT/pinned_many_rt is not built"
 export VGPU_SIM_REGIONS_TOTAL_MAX=8M
 vgpu_test_start

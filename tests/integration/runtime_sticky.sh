@@ -3,15 +3,15 @@
 # SPDX-License-Identifier: MIT
 # Sticky errors through the CUDA runtime, end to end: sticky_rt's kernel
 # writes far out of bounds (oobWrite), the simulator's worker dies of it
-# and the program sees a sticky error that every later call returns, that
-# cudaGetLastError never clears and that cudaDeviceReset returns too (on
-# a vGPU the process must start over: its worker and context are gone).
+# and the program sees a sticky error that every later call that needs
+# the device returns, cudaDeviceReset too (on a vGPU the process must
+# start over: its worker and context are gone), through NVIDIA's runtime.
 # vgpud restarts the worker; a new process then runs correctly.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 RT="$BUILD/tests/runtime"
-[ -e "$VGPU_LIB/libcudart.so.13" ] ||
-	tap_skip_all "$VGPU_LIB/libcudart.so.13 is not built yet"
+[ -e "$CUDA_LIB/libcudart.so.13" ] ||
+	tap_skip_all "no NVIDIA libcudart.so.13 in $CUDA_LIB"
 [ -x "$RT/sticky_rt" ] || tap_skip_all "$RT/sticky_rt is not built"
 vgpu_test_start
 tap_run "create vGPU f (8 SMs, 256 MiB)" vadmin create f --sms 8 --memory 256M

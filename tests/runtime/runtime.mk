@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 # tests/runtime/: CUDA runtime-API test programs, built the way a user builds
-# them with `nvcc -cudart shared` (so they load libcudart.so.13 at run time).
-# Natively they use NVIDIA's libcudart; with LD_LIBRARY_PATH=$(BUILD)/lib
-# they use ours, over our libcuda.so.1 (tests/integration/runtime_*.sh).
+# them with `nvcc -cudart shared` (so they load NVIDIA's libcudart.so.13 at
+# run time); with LD_LIBRARY_PATH=$(BUILD)/lib it runs over our
+# libcuda.so.1 (tests/integration/runtime_*.sh).
 # Their kernels' C twins for the simulator are kernels/rt_twins_*.c.
 
 RT_TEST_PROGRAMS := vector_add_rt matmul_shared_rt streams_overlap_rt \

@@ -2,11 +2,10 @@
 /*
  * unsupported_rt: calls a vGPU does not offer (graphs, managed memory,
  * IPC, stream capture, 3D copies and their per-thread-stream forms) fail
- * with cudaErrorNotSupported, never a crash or a symbol lookup error:
- * our libcudart.so.13 defines every function NVIDIA's exports. Each
- * says so once on stderr, naming the call (tests/integration/
- * runtime_programs.sh checks those lines); the error is not sticky, so
- * the device still works afterwards.
+ * with cudaErrorNotSupported, never a crash: the driver under NVIDIA's
+ * runtime answers CUDA_ERROR_NOT_SUPPORTED and says so once on stderr,
+ * naming its call (tests/integration/runtime_programs.sh checks those
+ * lines); the error is not sticky, so the device still works afterwards.
  */
 #include <string.h>
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Unmodified CUDA runtime programs (build/tests/runtime, nvcc -cudart
-# shared) run in L2 on the vGPU through our libcudart.so.13/libcuda.so.1
+# shared) run in L2 on the vGPU through NVIDIA's libcudart.so.13 over our
+# libcuda.so.1
 # and the pci transport (/dev/vgpu0, VGPU_SOCKET unset), each checking its
 # results against the CPU; arguments as tests/integration/runtime_programs.sh.
 # shellcheck shell=dash source=tests/vm/lib.sh

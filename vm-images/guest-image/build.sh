@@ -17,8 +17,9 @@
 # pciutils, iproute2), Debian's kernel (the one vgpu_guest.ko is built
 # against: vm-images/kernel.sh), vgpu_guest.ko in
 # /lib/modules/KVER/updates/vgpu, loaded at boot (modules-load.d), our
-# libcuda.so.1 and libcudart.so.13 in /usr/lib/vgpu (ld.so.conf.d, so
-# programs built with `nvcc -cudart shared` use them unmodified), a few
+# libcuda.so.1 and NVIDIA's libcudart.so.13 (from the toolkit) in
+# /usr/lib/vgpu (ld.so.conf.d, so programs built with `nvcc -cudart
+# shared` use them unmodified), a few
 # runtime test programs as examples in /usr/lib/vgpu/examples (sources in
 # /usr/share/doc/vgpu/examples), vgpu-status, a login prompt on ttyS0 and
 # tty1 (root, no password), a motd and /usr/share/doc/vgpu/README.
@@ -42,6 +43,7 @@
 # GUEST_MIRROR (http://deb.debian.org/debian), GUEST_SECURITY_MIRROR
 # (http://deb.debian.org/debian-security), VGPU_GUEST_MODULE.
 set -euo pipefail
+CUDA_LIB=${CUDA_HOME:-/usr/local/cuda}/lib64
 
 # shellcheck source=vm-images/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -179,7 +181,7 @@ make_tree()
 	done < <(find "$HERE/rootfs" -type f -print0)
 	put "$GUEST_MODULE" "usr/lib/modules/$KVER/updates/vgpu/vgpu_guest.ko" 0644
 	put "$BUILD/lib/libcuda.so.1" usr/lib/vgpu/libcuda.so.1 0755
-	put "$BUILD/lib/libcudart.so.13" usr/lib/vgpu/libcudart.so.13 0755
+	put "$CUDA_LIB/libcudart.so.13" usr/lib/vgpu/libcudart.so.13 0755
 	for p in "${EXAMPLES[@]}"; do
 		put "$BUILD/tests/runtime/$p" "usr/lib/vgpu/examples/$p" 0755
 		put "tests/runtime/$p.cu" "usr/share/doc/vgpu/examples/$p.cu" 0644
@@ -290,7 +292,7 @@ image_key()
 		files+=("$f")
 	done < <(find "$HERE/rootfs" -type f -print0 | sort -z)
 	files+=("$0" "$HERE/examples" "$GUEST_MODULE" "$BUILD/lib/libcuda.so.1"
-		"$BUILD/lib/libcudart.so.13")
+		"$CUDA_LIB/libcudart.so.13")
 	for f in "${EXAMPLES[@]}"; do
 		files+=("$BUILD/tests/runtime/$f" "tests/runtime/$f.cu")
 	done
@@ -303,10 +305,11 @@ mkdir -p "$OUT"
 exec 9>"$OUT.lock"
 flock 9
 vm_kernel || die "cannot get the Debian kernel (vm-images/kernel.sh)"
-for f in "$GUEST_MODULE" "$BUILD/lib/libcuda.so.1" \
-	"$BUILD/lib/libcudart.so.13"; do
+for f in "$GUEST_MODULE" "$BUILD/lib/libcuda.so.1"; do
 	[ -f "$f" ] || die "$f is not built (make all guest-modules)"
 done
+[ -f "$CUDA_LIB/libcudart.so.13" ] ||
+	die "no NVIDIA libcudart.so.13 in $CUDA_LIB (the CUDA toolkit)"
 for f in "${EXAMPLES[@]}"; do
 	[ -x "$BUILD/tests/runtime/$f" ] ||
 		die "$BUILD/tests/runtime/$f is not built (make all)"

@@ -5,9 +5,10 @@
 # ${VM_BUILD:-build/vm}/l2/:
 #
 #   l2.cpio.gz  the L2 guest's whole initramfs: busybox, lspci (pciutils),
-#               vgpu_guest.ko, our libcuda.so.1 and libcudart.so.13 in
-#               /vgpu/lib, the runtime test programs (build/tests/runtime,
-#               and vector_add_rt as nvcc builds it by default),
+#               vgpu_guest.ko, our libcuda.so.1 in /vgpu/lib, the
+#               runtime test programs (build/tests/runtime, with NVIDIA's
+#               libcudart.so.13 from the toolkit, and vector_add_rt as
+#               nvcc builds it by default),
 #               long_copy, busy_loop, vm_rtt, l2_ring, two cubins, the
 #               shared libraries they need (ldd), the L2 tests (tests/vm-l2/l2_*.sh with
 #               tests/vm/lib.sh and run.sh), /init (vm-images/l2/init)
@@ -24,6 +25,7 @@
 # pciutils and libpci3 are downloaded once (apt-get download + dpkg -x).
 # Cached like build-initramfs.sh: unchanged trees are not packed again.
 set -euo pipefail
+CUDA_LIB=${CUDA_HOME:-/usr/local/cuda}/lib64
 
 # shellcheck source=vm-images/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -79,7 +81,6 @@ stage_vgpu_libs()
 {
 	local part=$1
 	stage "$part" "$BUILD/lib/libcuda.so.1" vgpu/lib/libcuda.so.1 0755
-	stage "$part" "$BUILD/lib/libcudart.so.13" vgpu/lib/libcudart.so.13 0755
 }
 
 stage_l2()
@@ -108,7 +109,8 @@ stage_l2()
 	for f in vector_add chain; do
 		stage l2 "$BUILD/kernels/$f.cubin" "vgpu/kernels/$f.cubin" 0644
 	done
-	LD_LIBRARY_PATH=$BUILD/lib stage_libs l2 "${progs[@]}"
+	# NVIDIA's libcudart.so.13 among them, from the toolkit
+	LD_LIBRARY_PATH=$BUILD/lib:$CUDA_LIB stage_libs l2 "${progs[@]}"
 	if [ -f "$GUEST_MODULE" ]; then
 		stage l2 "$GUEST_MODULE" lib/modules/vgpu_guest.ko 0644
 		# what the guest driver needs from Debian's modules, if anything
@@ -171,9 +173,10 @@ vm_kernel || die "cannot get the Debian kernel (vm-images/kernel.sh)"
 [ -n "$QEMU" ] || die "no qemu-system-x86_64 (scripts/install-deps.sh test)"
 debs_fetch "$DEBS" "" "${DEB_PKGS[@]}"
 [ "${1:-}" != --fetch ] || exit 0
-for f in libcuda.so.1 libcudart.so.13; do
-	[ -f "$BUILD/lib/$f" ] || die "$BUILD/lib/$f is not built (make all)"
-done
+[ -f "$BUILD/lib/libcuda.so.1" ] ||
+	die "$BUILD/lib/libcuda.so.1 is not built (make all)"
+[ -f "$CUDA_LIB/libcudart.so.13" ] ||
+	die "no NVIDIA libcudart.so.13 in $CUDA_LIB (the CUDA toolkit)"
 for f in "$BUILD/bench/vm_rtt" "$BUILD/tests/vm-l2/l2_ring" \
 	"$BUILD/tests/programs/long_copy"; do
 	[ -x "$f" ] || die "$f is not built (make all)"
