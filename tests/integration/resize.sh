@@ -99,9 +99,9 @@ tap_run "shrink r to 8 SMs" vadmin resize r --sms 8
 rc=0
 wait_pid "$props" 40 || rc=$?
 if [ "$rc" -eq 0 ] && grep -q "24 -> 8 SMs" "$out"; then
-	tap_ok "cudaGetDeviceProperties of a running program sees 8 SMs"
+	tap_ok "cudaDeviceGetAttribute of a running program sees 8 SMs"
 else
-	tap_not_ok "cudaGetDeviceProperties of a running program sees 8 SMs" \
+	tap_not_ok "cudaDeviceGetAttribute of a running program sees 8 SMs" \
 		"exit status $rc: $(tail -n 1 "$out")"
 fi
 tap_expect "a new program sees 8 SMs" 0 "8 SMs" \

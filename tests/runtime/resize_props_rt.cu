@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * resize_props_rt [--wait SECONDS]: cudaGetDeviceProperties'
- * multiProcessorCount and cudaDeviceGetAttribute's, which must agree.
- * With --wait it then asks both again every 10 ms until the count changes
- * (the vGPU was resized) and prints "resize_props_rt: 16 -> 24 SMs"; exit
- * 1 if nothing changed in time, or if the two ever disagree. Without it,
- * one line and exit 0 (scripts/gpu-check.sh runs every *_rt so).
+ * resize_props_rt [--wait SECONDS]: the SM count a program sees, from
+ * cudaGetDeviceProperties and cudaDeviceGetAttribute, which must agree at
+ * start. With --wait it then asks the attribute again every 10 ms until
+ * the count changes (the vGPU was resized) and prints
+ * "resize_props_rt: 16 -> 24 SMs"; exit 1 if nothing changed in time.
+ * NVIDIA's runtime reads the properties once and keeps them (natively a
+ * GPU never changes), so only the attribute, asked of the driver each
+ * time, follows a resize; the line says what the properties say then.
+ * Without --wait, one line and exit 0 (scripts/gpu-check.sh runs every
+ * *_rt so).
  */
 #include <string.h>
 #include <time.h>
@@ -13,21 +17,20 @@
 
 #include "rt_check.h"
 
-/* Both answers; exits when they disagree. */
-static int sms_now(void)
+static int sms_attr(void)
 {
-	cudaDeviceProp prop;
 	int attr = 0;
 
-	CHECK(cudaGetDeviceProperties(&prop, 0));
 	CHECK(cudaDeviceGetAttribute(&attr, cudaDevAttrMultiProcessorCount, 0));
-	if (attr != prop.multiProcessorCount) {
-		printf("resize_props_rt: FAILED: the property says %d SMs, the "
-		       "attribute %d\n",
-		       prop.multiProcessorCount, attr);
-		exit(1);
-	}
 	return attr;
+}
+
+static int sms_prop(void)
+{
+	cudaDeviceProp prop;
+
+	CHECK(cudaGetDeviceProperties(&prop, 0));
+	return prop.multiProcessorCount;
 }
 
 static double now_s(void)
@@ -50,13 +53,19 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	CHECK(cudaSetDevice(0));
-	first = sms_now();
+	first = sms_attr();
+	if (sms_prop() != first) {
+		printf("resize_props_rt: FAILED: the property says %d SMs, the "
+		       "attribute %d\n",
+		       sms_prop(), first);
+		return 1;
+	}
 	printf("resize_props_rt: %d SMs\n", first);
 	fflush(stdout);
 	if (wait < 0)
 		return 0;
 	t0 = now_s();
-	while ((now = sms_now()) == first) {
+	while ((now = sms_attr()) == first) {
 		if (now_s() - t0 > wait) {
 			printf("resize_props_rt: still %d SMs after %.0f s\n",
 			       first, wait);
@@ -64,6 +73,7 @@ int main(int argc, char **argv)
 		}
 		usleep(10000);
 	}
-	printf("resize_props_rt: %d -> %d SMs\n", first, now);
+	printf("resize_props_rt: %d -> %d SMs (the properties say %d)\n",
+	       first, now, sms_prop());
 	return 0;
 }

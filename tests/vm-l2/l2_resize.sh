@@ -5,8 +5,9 @@
 # poll() on /sys/class/vgpu/vgpu0/change_count wakes (the device
 # interrupt), sysfs sms, slice and change_count show the new composition,
 # a new program's cudaGetDeviceProperties says N SMs, and a program that
-# was running sees its multiProcessorCount change (the library asks again
-# when the ring's change_count moved).
+# was running sees cudaDeviceGetAttribute's SM count change (the library
+# asks again when the ring's change_count moved; NVIDIA's runtime keeps
+# the properties it read first).
 # shellcheck shell=dash source=tests/vm/lib.sh
 . ./lib.sh
 # shellcheck source=tests/vm-l2/l2_lib.sh
@@ -51,13 +52,13 @@ if [ -n "$props" ]; then
 	rc=0
 	wait_pid "$props" 70 || rc=$?
 	if [ "$rc" -eq 0 ] && grep -q "$old -> $new SMs" "$TMP/props"; then
-		ok "a running program's multiProcessorCount goes $old -> $new"
+		ok "a running program's SM count attribute goes $old -> $new"
 	else
-		not_ok "a running program's multiProcessorCount goes $old -> $new" \
+		not_ok "a running program's SM count attribute goes $old -> $new" \
 			"exit $rc: $(tail -n 1 "$TMP/props")"
 	fi
 else
-	skip "a running program's multiProcessorCount follows" \
+	skip "a running program's SM count attribute follows" \
 		"no resize_props_rt in the L2 image"
 fi
 for a in sms slice change_count memory gpu state; do
