@@ -39,9 +39,13 @@
 # More knobs: L2_QEMU_ARGS (more QEMU arguments), L2_LOGLEVEL (L2's
 # console log level, 4), L2_APPEND (more kernel arguments), L2_MEMORY
 # (512M), L2_CPUS (1). QEMU always logs CPU resets (DIR/qemu-debug.log).
+# When L1 has the toolkit's libraries mounted at $L2_SHARE (/cuda: the
+# host's 9p share, share_mount in tests/vm/lib.sh), L2 gets them too, as
+# its own read-only share "cuda".
 L2_DIR=/vgpu/l2
 L2_MEMORY=${L2_MEMORY:-512M}
 L2_CPUS=${L2_CPUS:-1}
+L2_SHARE=/cuda
 L2_QEMU_PID=
 
 l2_uptime()
@@ -90,6 +94,8 @@ l2_start()
 	esac
 	[ -z "$uuid" ] ||
 		dev_args="-device vfio-pci,sysfsdev=/sys/bus/mdev/devices/$uuid,id=vgpu0,rombar=0"
+	! grep -qs " $L2_SHARE 9p " /proc/mounts ||
+		dev_args="$dev_args -virtfs local,path=$L2_SHARE,mount_tag=cuda,security_model=none,readonly=on"
 	mkfifo "$dir/monitor.in" "$dir/monitor.out"
 	: >"$dir/console"
 	echo "$accel" >"$dir/accel"

@@ -27,7 +27,7 @@ NAME=l2gpu
 SMS=16
 MEMORY=1073741824
 RESIZE_SMS=24
-L2_TESTS=${L2_TESTS:-l2_pci.sh l2_programs.sh l2_hostile.sh l2_rtt.sh l2_resize.sh l2_unplug.sh}
+L2_TESTS=${L2_TESTS:-l2_pci.sh l2_programs.sh l2_libs.sh l2_hostile.sh l2_rtt.sh l2_resize.sh l2_unplug.sh}
 L2_RUN=$TMP/l2
 UNPLUGGED=
 RESIZED=
@@ -87,6 +87,9 @@ sed 's/^/# /' "$TMP/rtt"
 
 accel=$(l2_accel)
 l2_accel_note "$accel"
+# the toolkit's libraries, for L2's cuBLAS (l2_libs.sh)
+share_mount cuda "$L2_SHARE" ||
+	echo "# L1: no 9p share of the toolkit's libraries: L2 cannot load cuBLAS"
 cmd="export L2_EXPECT_SMS=$SMS L2_EXPECT_MEMORY=$MEMORY L2_EXPECT_NAME=$NAME
 export L2_RESIZE_SMS=$RESIZE_SMS
 export L2_RTT_ITERS=${L2_RTT_ITERS:-1000}

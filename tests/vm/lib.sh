@@ -10,6 +10,7 @@
 #   kernel log   dmesg_mark, dmesg_since
 #   waiting      wait_for SECONDS WHAT COMMAND...
 #   processes    bg_stop PID SECONDS NAME
+#   9p share     share_mount TAG DIR
 #   module       module_load, module_unload, parent, parent_name,
 #                types_dir, type_attr, objects_zero
 #   vgpud        vgpud_start [ARGS], vgpud_stop, vgpud_kill, vadmin ARGS,
@@ -129,6 +130,26 @@ wait_for()
 		fi
 		sleep 0.1
 	done
+}
+
+# ---- a 9p share from the VM's host -----------------------------------
+
+# share_mount TAG DIR: mounts the host's read-only 9p share TAG at DIR
+# (QEMU's -virtfs; the modules listed in /lib/modules/share-order are
+# loaded first). True when it is mounted; false when this VM has no such
+# share.
+share_mount()
+{
+	local m
+	grep -qs " $2 9p " /proc/mounts && return 0
+	[ -f /lib/modules/share-order ] || return 1
+	for m in $(cat /lib/modules/share-order); do
+		[ -d "/sys/module/$m" ] || insmod "/lib/modules/$m.ko" 2>/dev/null
+	done
+	grep -qs "$1" /sys/bus/virtio/drivers/9pnet_virtio/*/mount_tag ||
+		return 1
+	mkdir -p "$2"
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 "$1" "$2"
 }
 
 # ---- the module --------------------------------------------------------

@@ -41,6 +41,9 @@ BUSYBOX=$VM_BUILD/debs/root/bin/busybox
 QEMU=${QEMU:-$(command -v qemu-system-x86_64 || true)}
 # L1 loads these (and what they depend on) to offer KVM to L2
 KVM_MODULES=(kvm kvm_amd)
+# a 9p share over virtio (the toolkit's libraries, host -> L1 -> L2:
+# tests/vm-l2/l2_libs.sh), loaded when a test mounts it
+SHARE_MODULES=(virtio_pci 9pnet_virtio 9p)
 RT_PROGRAMS=(vector_add_rt matmul_shared_rt streams_overlap_rt events_rt
 	callbacks_rt symbols_rt templates_rt errors_rt device_props_rt
 	func_attrs_rt resize_props_rt)
@@ -81,6 +84,22 @@ stage_vgpu_libs()
 {
 	local part=$1
 	stage "$part" "$BUILD/lib/libcuda.so.1" vgpu/lib/libcuda.so.1 0755
+}
+
+# stage_system_libs PART PROGRAM: the libraries PROGRAM and the toolkit's
+# libraries it loads need from the system (libm, libgcc_s, ...), without
+# the toolkit's own (they come over the share).
+stage_system_libs()
+{
+	local part=$1 prog=$2 cuda lib
+	cuda=$(readlink -f "$CUDA_LIB")
+	for lib in $(LD_LIBRARY_PATH=$CUDA_LIB ldd "$prog" | awk '
+		$2 == "=>" && $3 ~ /^\// { print $3 }'); do
+		case $(readlink -f "$lib") in
+		"$cuda"/* | /usr/local/cuda*) ;;
+		*) stage "$part" "$lib" "lib/x86_64-linux-gnu/$(basename "$lib")" 0644 ;;
+		esac
+	done
 }
 
 stage_l2()
@@ -132,6 +151,15 @@ stage_l2()
 		root:x:0:
 	EOF
 	stage_text l2 lib/modules/load-order 0644 < <(printf '%s\n' "${ORDER_l2[@]}")
+	ORDER_l2=()
+	for m in "${SHARE_MODULES[@]}"; do
+		add_module l2 "$m"
+	done
+	stage_text l2 lib/modules/share-order 0644 < <(printf '%s\n' "${ORDER_l2[@]}")
+	# cuBLAS, linked as its documentation says; its libraries come from
+	# the share, never into the archive (over 500 MiB)
+	stage l2 "$BUILD/tests/libs/cublas_handle" vgpu/bin/cublas_handle 0755
+	stage_system_libs l2 "$BUILD/tests/libs/cublas_handle"
 	mkdir -p "$STAGE"/l2/{dev,proc,sys,tmp,run,root,sbin,usr/sbin}
 }
 
@@ -153,6 +181,11 @@ stage_l1()
 		add_module l1 "$m"
 	done
 	stage_text l1 lib/modules/kvm-order 0644 < <(printf '%s\n' "${ORDER_l1[@]}")
+	ORDER_l1=()
+	for m in "${SHARE_MODULES[@]}"; do
+		add_module l1 "$m"
+	done
+	stage_text l1 lib/modules/share-order 0644 < <(printf '%s\n' "${ORDER_l1[@]}")
 	stage l1 "$VMLINUZ" vgpu/l2/vmlinuz 0644
 	stage l1 "$OUT/l2.cpio.gz" vgpu/l2/initrd.gz 0644
 	stage_vgpu_libs l1
@@ -178,7 +211,7 @@ debs_fetch "$DEBS" "" "${DEB_PKGS[@]}"
 [ -f "$CUDA_LIB/libcudart.so.13" ] ||
 	die "no NVIDIA libcudart.so.13 in $CUDA_LIB (the CUDA toolkit)"
 for f in "$BUILD/bench/vm_rtt" "$BUILD/tests/vm-l2/l2_ring" \
-	"$BUILD/tests/programs/long_copy"; do
+	"$BUILD/tests/programs/long_copy" "$BUILD/tests/libs/cublas_handle"; do
 	[ -x "$f" ] || die "$f is not built (make all)"
 done
 mkdir -p "$STAGE/l2" "$STAGE/l1"

@@ -18,6 +18,10 @@
 # the L1 tests' business (L2_ACCEL and the other L2_* variables are
 # passed on). VM_L1_EXTRA: more archives (paths, space-separated) to
 # unpack after l1.cpio.gz (vm-images/libvirt/build.sh's).
+# The toolkit's libraries (${CUDA_HOME:-/usr/local/cuda}/lib64) are shared
+# read-only with L1 over 9p (mount tag "cuda"), when there is a cuBLAS in
+# them: L1 passes them on to L2 (tests/vm-l2/l2_libs.sh). VM_L1_SHARE=0
+# turns it off.
 #
 #   vm-images/l2/run-l1.sh
 #   vm-images/l2/run-l1.sh -- /vgpu/tests/l1_measure.sh 10
@@ -71,6 +75,12 @@ mkdir -p "$run/root/vgpu"
 ) 9>"$img.lock" 8>"$l2.lock" >"$run/initrd"
 
 accel=$("$VM_IMAGES/accel.sh" "$VMLINUZ" "$run/initrd")
+share_args=()
+cuda_lib=$(readlink -f "${CUDA_HOME:-/usr/local/cuda}/lib64" 2>/dev/null || true)
+if [ "${VM_L1_SHARE:-1}" != 0 ] && [ -e "$cuda_lib/libcublas.so.13" ]; then
+	share_args=(-virtfs
+		"local,path=$cuda_lib,mount_tag=cuda,security_model=none,readonly=on")
+fi
 case $accel in
 kvm) accel_args=(-accel kvm -cpu host) ;;
 *) accel_args=(-accel tcg -cpu max) ;;
@@ -100,7 +110,7 @@ rc=0
 timeout -k 5 "$timeout_s" qemu-system-x86_64 "${accel_args[@]}" \
 	-m "$memory" -smp "$cpus" -nodefaults -display none -serial stdio \
 	-no-reboot -kernel "$VMLINUZ" -initrd "$run/initrd" \
-	-pidfile "$run/qemu.pid" \
+	-pidfile "$run/qemu.pid" "${share_args[@]}" \
 	-append "console=ttyS0 panic=-1 loglevel=4" </dev/null 2>&1 |
 	sed -u 's/\r$//' | tee "$log" | watch_restart || rc=${PIPESTATUS[0]}
 
