@@ -94,6 +94,7 @@ struct backend_library {
 	unsigned char *image;
 	size_t len;
 	struct sim_image *cubin; /* what it names, when readable */
+	uint64_t bytes;		 /* sim_image_bytes(cubin), in lib_bytes */
 	int by_twin_name; /* names unreadable: see sim_names_unreadable() */
 	struct backend_kernel *kernels;
 	struct sim_lib_global *globals; /* fixed from load to unload */
@@ -112,7 +113,12 @@ struct backend {
 	pthread_mutex_t lock; /* the extent map and the library list */
 	struct extent_map mem;
 	struct backend_library *libs;
+	uint64_t lib_bytes; /* what the loaded libraries' cubins hold */
 };
+
+/* What all libraries' unpacked code and module variables may take (the
+ * clients send the images: compressed, one can unpack to 256 MiB). */
+#define SIM_LIBS_TOTAL_MAX (1ull << 30)
 
 /* ---- settings ----------------------------------------------------------- */
 
@@ -744,7 +750,19 @@ static int sim_library_load(struct backend *b, const void *image, size_t len,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	l->by_twin_name = !l->cubin && sim_names_unreadable(l->image, len);
+	l->bytes = l->cubin ? sim_image_bytes(l->cubin) : 0;
+	pthread_mutex_lock(&b->lock);
+	if (l->bytes > SIM_LIBS_TOTAL_MAX - b->lib_bytes) {
+		pthread_mutex_unlock(&b->lock);
+		sim_library_free(l);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	b->lib_bytes += l->bytes;
+	pthread_mutex_unlock(&b->lock);
 	if (sim_library_globals(l) != CUDA_SUCCESS) {
+		pthread_mutex_lock(&b->lock);
+		b->lib_bytes -= l->bytes;
+		pthread_mutex_unlock(&b->lock);
 		sim_library_free(l);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -769,8 +787,25 @@ static void sim_library_unload(struct backend *b, struct backend_library *l)
 		b->libs = l->next;
 	if (l->next)
 		l->next->prev = l->prev;
+	b->lib_bytes -= l->bytes;
 	pthread_mutex_unlock(&b->lock);
 	sim_library_free(l);
+}
+
+/* Whether a cubin's parameters are, one by one, as large as twin d's. */
+static int sim_layout_fits(const struct sim_kernel_desc *d,
+			   const struct vgpu_kernel_info *info)
+{
+	struct vgpu_kernel_info tw;
+	uint32_t i;
+
+	sim_param_layout(d, &tw);
+	if (tw.nparams != info->nparams)
+		return 0;
+	for (i = 0; i < tw.nparams; i++)
+		if (tw.params[i].size != info->params[i].size)
+			return 0;
+	return 1;
 }
 
 /*
@@ -790,6 +825,10 @@ static int sim_library_get_kernel(struct backend *b, struct backend_library *l,
 	if (l->cubin) {
 		if (sim_image_kernel_params(l->cubin, name, &info))
 			return CUDA_ERROR_NOT_FOUND; /* or unreadable */
+		/* a twin reads each parameter at its own size: it runs only
+		 * a kernel whose parameters are the ones it was written for */
+		if (desc && !sim_layout_fits(desc, &info))
+			desc = NULL;
 	} else if (!desc ||
 		   (!l->by_twin_name &&
 		    !image_has_name(l->image, l->len, name, kernel_name_end))) {

@@ -323,6 +323,17 @@ int sim_image_grow(void *arr, uint32_t n, uint32_t *cap, size_t size)
 	return 0;
 }
 
+int sim_image_var_room(struct sim_image *im, uint64_t bytes, const char **why)
+{
+	if (im->nvars >= SIM_IMAGE_NAMES_MAX || bytes > SIM_IMAGE_VARS_MAX ||
+	    im->var_bytes + bytes > SIM_IMAGE_VARS_MAX) {
+		*why = "module variables beyond 64 MiB or 2^20 of them";
+		return -2;
+	}
+	im->var_bytes += bytes;
+	return 0;
+}
+
 static int add_var(struct sim_image *im, const char *name, const Elf64_Sym *sym,
 		   const Elf64_Shdr *s)
 {
@@ -341,6 +352,8 @@ static int add_var(struct sim_image *im, const char *name, const Elf64_Sym *sym,
 
 static int add_kernel(struct sim_image *im, const char *name)
 {
+	if (im->nkernels >= SIM_IMAGE_NAMES_MAX)
+		return -2;
 	if (sim_image_grow(&im->kernels, im->nkernels, &im->kernels_cap,
 			   sizeof(*im->kernels)))
 		return -1;
@@ -359,6 +372,7 @@ static int elf_symbols(struct sim_image *im, const char **why)
 	const char *strtab;
 	uint64_t i, n;
 	char *name;
+	int rc;
 
 	for (i = 0; i < im->shnum && !st; i++)
 		if (im->sh[i].sh_type == SHT_SYMTAB)
@@ -381,19 +395,23 @@ static int elf_symbols(struct sim_image *im, const char **why)
 			continue;
 		if (ELF64_ST_TYPE(sym->st_info) == STT_FUNC &&
 		    (sym->st_other & STO_CUDA_ENTRY)) {
-			if (add_kernel(im, name))
-				return -1;
+			rc = add_kernel(im, name);
+			if (rc == -2)
+				*why = "more than 2^20 kernels";
+			if (rc)
+				return rc;
 		} else if (ELF64_ST_TYPE(sym->st_info) == STT_OBJECT &&
 			   var_section(im, s)) {
-			if ((s->sh_type != SHT_NOBITS &&
-			     !in_bounds(sym->st_value, sym->st_size,
-					s->sh_size)) ||
-			    sym->st_size > SIM_IMAGE_CODE_MAX) {
+			if (!in_bounds(sym->st_value, sym->st_size,
+				       s->sh_size)) {
 				*why = "a cubin variable outside its section";
 				return -2;
 			}
-			if (add_var(im, name, sym, s))
-				return -1;
+			rc = sim_image_var_room(im, sym->st_size, why);
+			if (rc == 0 && add_var(im, name, sym, s))
+				rc = -1;
+			if (rc)
+				return rc;
 		}
 	}
 	return 0;
@@ -454,6 +472,11 @@ uint32_t sim_image_kernel_count(const struct sim_image *im)
 const char *sim_image_kernel_name(const struct sim_image *im, uint32_t i)
 {
 	return i < im->nkernels ? im->kernels[i].name : NULL;
+}
+
+uint64_t sim_image_bytes(const struct sim_image *im)
+{
+	return im->len + im->var_bytes;
 }
 
 uint32_t sim_image_var_count(const struct sim_image *im)

@@ -51,6 +51,10 @@ const char *sim_image_kernel_name(const struct sim_image *im, uint32_t i);
 int sim_image_kernel_params(const struct sim_image *im, const char *name,
 			    struct vgpu_kernel_info *info);
 
+/* The memory reading im took and its variables will take: the code
+ * unpacked plus the variables' bytes (the simulator's budget). */
+uint64_t sim_image_bytes(const struct sim_image *im);
+
 /* The number of variables, and variable i (NULL past the end). */
 uint32_t sim_image_var_count(const struct sim_image *im);
 const struct sim_image_var *sim_image_var(const struct sim_image *im,

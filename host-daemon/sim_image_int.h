@@ -29,11 +29,22 @@ struct sim_image {
 	uint32_t nkernels, kernels_cap;
 	struct sim_image_var *vars;
 	uint32_t nvars, vars_cap;
+	uint64_t var_bytes; /* of all vars, at most SIM_IMAGE_VARS_MAX */
 };
+
+/* What an image may declare: its variables together (the simulator
+ * gives each storage in the worker), and how many kernels and variables
+ * it names. A library's own are far below (cuBLAS's: 112 bytes). */
+#define SIM_IMAGE_VARS_MAX  (64u << 20)
+#define SIM_IMAGE_NAMES_MAX (1u << 20)
 
 /* Room for one more element in *arr (n used of *cap, each size bytes):
  * 0, or -1 out of memory. */
 int sim_image_grow(void *arr, uint32_t n, uint32_t *cap, size_t size);
+
+/* One more variable of bytes: 0, or -2 with *why when the image would
+ * declare more than it may (SIM_IMAGE_VARS_MAX, SIM_IMAGE_NAMES_MAX). */
+int sim_image_var_room(struct sim_image *im, uint64_t bytes, const char **why);
 
 /* The kernels and variables of PTX text im->code: 0, -1 out of memory,
  * -2 with *why. */

@@ -209,7 +209,8 @@ static int entry(struct sim_image *im, struct lexer *lx)
 	int rc;
 
 	next(lx);
-	if (!lx->len || !ident_char(lx->tok[0]) || lx->len >= 1024)
+	if (!lx->len || !ident_char(lx->tok[0]) || lx->len >= 1024 ||
+	    im->nkernels >= SIM_IMAGE_NAMES_MAX)
 		return -2;
 	name = strndup(lx->tok, lx->len);
 	if (!name)
@@ -241,7 +242,8 @@ static int entry(struct sim_image *im, struct lexer *lx)
 
 /* `.global`/`.const` at file scope: one more variable, unless it has an
  * initialiser or is only declared here (.extern). */
-static int variable(struct sim_image *im, struct lexer *lx, int external)
+static int variable(struct sim_image *im, struct lexer *lx, int external,
+		    const char **why)
 {
 	struct sim_image_var *v;
 	uint64_t size, align;
@@ -255,6 +257,11 @@ static int variable(struct sim_image *im, struct lexer *lx, int external)
 	if (external || !size || !is(lx, ";")) { /* or "= {...}" follows */
 		free(name);
 		return 0;
+	}
+	rc = sim_image_var_room(im, size, why);
+	if (rc) {
+		free(name);
+		return rc;
 	}
 	if (sim_image_grow(&im->vars, im->nvars, &im->vars_cap, sizeof(*v))) {
 		free(name);
@@ -290,12 +297,12 @@ int sim_image_ptx_read(struct sim_image *im, const char **why)
 			if (rc == 0 && is(&lx, "{"))
 				depth++;
 		} else if (is(&lx, ".global") || is(&lx, ".const")) {
-			rc = variable(im, &lx, external);
+			rc = variable(im, &lx, external, why);
 		}
 		if (is(&lx, ";"))
 			external = 0;
 	}
-	if (rc == -2)
+	if (rc == -2 && !*why)
 		*why = "PTX whose declarations cannot be read";
 	return rc;
 }

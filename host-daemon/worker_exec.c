@@ -1033,7 +1033,7 @@ static int exec_get_kernel(struct worker_session *s, const struct worker_op *op,
 	while ((k = handle_table_next(&s->h.kernels, &pos, &h)))
 		if (k->bk == bk && k->library == op->handle)
 			goto found;
-	k = malloc(sizeof(*k));
+	k = calloc(1, sizeof(*k));
 	if (!k)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	k->bk = bk;

@@ -178,7 +178,8 @@ static int libs_each_function(CUcontext ctx, CUmodule mod,
 	unsigned int n = 0, i;
 	int ok;
 
-	if (!fn || client_kernels_list(mod, 1, NULL, 0, &n) != CUDA_SUCCESS)
+	if (!fn || client_kernels_list(mod, 1, NULL, 0, &n) != CUDA_SUCCESS ||
+	    n > VGPU_MAX_IMAGE_BYTES / 64) /* the worker's mistake */
 		return 0;
 	ks = calloc(n ? n : 1, sizeof(*ks));
 	if (!ks)

@@ -595,6 +595,41 @@ static void sim_get_kernel_needs_the_name_in_the_image(void **state)
 	/* l3 is left loaded: close frees it */
 }
 
+/*
+ * A twin runs only a kernel with the parameters it was written for: an
+ * image's vecAdd without them launches as a kernel with no twin
+ * (CUDA_ERROR_NOT_SUPPORTED), never with the twin reading parameters
+ * that are not there. An image declaring more module memory than the
+ * simulator gives (64 MiB) gets none of it.
+ */
+static void sim_twin_needs_its_own_parameters(void **state)
+{
+	struct fixture *f = *state;
+	static const char ptx[] = ".version 8.0\n.target sm_90\n"
+				  ".visible .entry vecAdd()\n{\n\tret;\n}\n";
+	static const char big[] = ".version 8.0\n.target sm_90\n"
+				  ".global .b8 huge[70000000];\n"
+				  ".visible .entry vecAdd()\n{\n\tret;\n}\n";
+	const uint32_t one[3] = {1, 1, 1};
+	struct vgpu_kernel_info info;
+	struct backend_library *l, *l2;
+	struct backend_kernel *k;
+	uint64_t dptr, bytes;
+
+	assert_int_equal(ops->library_load(f->b, ptx, sizeof(ptx), &l), 0);
+	assert_int_equal(ops->library_get_kernel(f->b, l, "vecAdd", &k, &info),
+			 0);
+	assert_int_equal(info.nparams, 0);
+	assert_int_equal(ops->launch(f->b, k, one, one, 0, NULL, NULL),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	assert_int_equal(ops->library_load(f->b, big, sizeof(big), &l2), 0);
+	assert_int_equal(
+		ops->library_get_global(f->b, l2, "huge", &dptr, &bytes),
+		CUDA_ERROR_NOT_FOUND);
+	ops->library_unload(f->b, l);
+	ops->library_unload(f->b, l2);
+}
+
 /* ---- module-scope variables ------------------------------------------- */
 
 /* Run readGlobal from l: the 4 floats it reads from vgpuTestGlobal. */
@@ -1202,6 +1237,7 @@ int main(void)
 		T(sim_runs_saxpy_with_a_float_parameter),
 		T(sim_compute_bound_matches_fmaf),
 		T(sim_get_kernel_needs_the_name_in_the_image),
+		T(sim_twin_needs_its_own_parameters),
 		T(sim_module_variable_is_zeroed_and_read_by_its_twin),
 		T(sim_module_variable_needs_its_name_in_the_image),
 		T(sim_compressed_fatbin_finds_twins_by_name),

@@ -295,6 +295,35 @@ static void test_unreadable(void **state)
 	free(c.p);
 }
 
+/* Module variables beyond 64 MiB in all: refused, however few bytes
+ * declare them. */
+static void test_variables_capped(void **state)
+{
+	static const char one[] = ".global .b128 a[999999999999];\n"
+				  ".visible .entry k()\n{\n}\n";
+	static const char two[] = ".global .b8 a[40000000];\n"
+				  ".global .b8 b[40000000];\n"
+				  ".visible .entry k()\n{\n}\n";
+	static const char fits[] = ".global .b8 a[40000000];\n"
+				   ".visible .entry k()\n{\n}\n";
+	struct sim_image *im;
+	const char *why;
+
+	why = NULL;
+	assert_int_equal(sim_image_open(one, sizeof(one), &im, &why), 0);
+	assert_null(im);
+	assert_non_null(why);
+	why = NULL;
+	assert_int_equal(sim_image_open(two, sizeof(two), &im, &why), 0);
+	assert_null(im);
+	assert_non_null(why);
+	assert_int_equal(sim_image_open(fits, sizeof(fits), &im, NULL), 0);
+	assert_non_null(im);
+	assert_int_equal(sim_image_var_count(im), 1);
+	assert_true(sim_image_bytes(im) >= 40000000);
+	sim_image_free(im);
+}
+
 /* Images that lie about their sizes: refused, with a reason. */
 static void test_hostile(void **state)
 {
@@ -377,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_ptx),
 		cmocka_unit_test(test_variable),
 		cmocka_unit_test(test_unreadable),
+		cmocka_unit_test(test_variables_capped),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_flipped_bytes),
 	};
