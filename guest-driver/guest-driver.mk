@@ -102,3 +102,9 @@ client-error-table:
 	guest-driver/lib/gen_error_table.py $(CUDA_HOME)/include/cuda.h \
 		> guest-driver/lib/cuda_error_table.c
 	clang-format -i guest-driver/lib/cuda_error_table.c
+
+# Our own libcudart.so.13 retired (issue 17): a build directory from before
+# may still hold it, where it would shadow NVIDIA's on LD_LIBRARY_PATH.
+$(shell rm -f $(BUILD)/lib/libcudart.so.13 $(BUILD)/lib/libcudart.so \
+	$(BUILD)/tests/unit/test_cudart_error $(BUILD)/tests/unit/test_cudart_callcfg \
+	$(BUILD)/tests/unit/test_cudart_registry)
