@@ -35,6 +35,7 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/cuda_kernel_attr.c \
 	guest-driver/lib/cuda_launch.c \
 	guest-driver/lib/cuda_launch_ex.c \
+	guest-driver/lib/cuda_limit.c \
 	guest-driver/lib/cuda_memory.c \
 	guest-driver/lib/cuda_memory_2d.c \
 	guest-driver/lib/cuda_module.c \

@@ -136,6 +136,11 @@ struct backend_ops {
 	int (*kernel_occupancy)(struct backend *b, struct backend_kernel *k,
 				int block, size_t dyn_smem, unsigned int flags,
 				int *blocks);
+	/* Optional (NULL: NOT_SUPPORTED). A limit (CUlimit) of the slice's
+	 * context: set to value first when set, then read into *out. The
+	 * worker checked limit and value. */
+	int (*ctx_limit)(struct backend *b, int limit, int set, uint64_t value,
+			 uint64_t *out);
 	/* Optional (NULL: NOT_SUPPORTED). Thread-block clusters of k on
 	 * this slice: as many as can be resident at once, or the largest
 	 * cluster that can be (q->query). */

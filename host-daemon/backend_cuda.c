@@ -1411,6 +1411,23 @@ static int cuda_kernel_clusters(struct backend *b, struct backend_kernel *k,
 	return rc;
 }
 
+/* A limit of the slice's context (the driver's own checks apply too). */
+static int cuda_ctx_limit(struct backend *b, int limit, int set, uint64_t value,
+			  uint64_t *out)
+{
+	size_t v = 0;
+	CUresult rc = CUDA_SUCCESS;
+
+	api_lock(b);
+	if (set)
+		rc = b->cu.cuCtxSetLimit((CUlimit)limit, (size_t)value);
+	if (rc == CUDA_SUCCESS)
+		rc = b->cu.cuCtxGetLimit(&v, (CUlimit)limit);
+	api_unlock(b);
+	*out = v;
+	return rc;
+}
+
 /* ---- streams and events ------------------------------------------------ */
 
 static int cuda_stream_create(struct backend *b, struct backend_stream **out)
@@ -2084,6 +2101,7 @@ const struct backend_ops backend_cuda_ops = {
 	.kernel_set_attribute = cuda_kernel_set_attribute,
 	.kernel_occupancy = cuda_kernel_occupancy,
 	.kernel_clusters = cuda_kernel_clusters,
+	.ctx_limit = cuda_ctx_limit,
 	.library_kernel_name = cuda_library_kernel_name,
 	.stream_write_host = cuda_stream_write_host,
 	.migrate_prepare = cuda_migrate_prepare,

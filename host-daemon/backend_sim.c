@@ -114,6 +114,17 @@ struct backend {
 	struct extent_map mem;
 	struct backend_library *libs;
 	uint64_t lib_bytes; /* what the loaded libraries' cubins hold */
+	uint64_t limits[CU_LIMIT_MAX]; /* the context's (lock) */
+};
+
+/* The limits of a new context, as an H100's driver gives them. */
+static const uint64_t sim_limit_defaults[CU_LIMIT_MAX] = {
+	[CU_LIMIT_STACK_SIZE] = 1024,
+	[CU_LIMIT_PRINTF_FIFO_SIZE] = 1 << 20,
+	[CU_LIMIT_MALLOC_HEAP_SIZE] = 8 << 20,
+	[CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH] = 2,
+	[CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT] = 2048,
+	[CU_LIMIT_MAX_L2_FETCH_GRANULARITY] = 64,
 };
 
 /* What all libraries' unpacked code and module variables may take (the
@@ -312,6 +323,7 @@ static int sim_open(struct backend **out, const struct vgpu_worker_config *cfg,
 	pthread_mutex_init(&b->lock, NULL);
 	b->cfg = *cfg;
 	b->cfg.name[sizeof(b->cfg.name) - 1] = '\0';
+	memcpy(b->limits, sim_limit_defaults, sizeof(b->limits));
 	rc = CUDA_ERROR_INVALID_VALUE;
 	if (sim_settings_read(&b->st, err, errlen) ||
 	    sim_check_config(b, err, errlen))
@@ -1049,6 +1061,18 @@ static int sim_kernel_clusters(struct backend *b, struct backend_kernel *k,
 	return CUDA_SUCCESS;
 }
 
+/* The simulator's limits only answer what was set: its twins use none. */
+static int sim_ctx_limit(struct backend *b, int limit, int set, uint64_t value,
+			 uint64_t *out)
+{
+	pthread_mutex_lock(&b->lock);
+	if (set)
+		b->limits[limit] = value;
+	*out = b->limits[limit];
+	pthread_mutex_unlock(&b->lock);
+	return CUDA_SUCCESS;
+}
+
 static int sim_launch_op(struct backend *b, struct backend_kernel *k,
 			 const uint32_t grid[3], const uint32_t block[3],
 			 uint32_t shared_bytes, struct backend_stream *s,
@@ -1489,6 +1513,7 @@ const struct backend_ops backend_sim_ops = {
 	.kernel_get_attribute = sim_kernel_get_attribute,
 	.kernel_set_attribute = sim_kernel_set_attribute,
 	.kernel_clusters = sim_kernel_clusters,
+	.ctx_limit = sim_ctx_limit,
 	.library_kernel_name = sim_library_kernel_name,
 	.kernel_occupancy = sim_kernel_occupancy,
 	.stream_write_host = sim_stream_write_host,

@@ -73,6 +73,8 @@
 	  "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags")              \
 	X(cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters")        \
 	X(cuLibraryGetKernelCount, "cuLibraryGetKernelCount")                  \
+	X(cuCtxGetLimit, "cuCtxGetLimit")                                      \
+	X(cuCtxSetLimit, "cuCtxSetLimit")                                      \
 	X(cuLibraryEnumerateKernels, "cuLibraryEnumerateKernels")              \
 	X(cuKernelGetName, "cuKernelGetName")                                  \
 	X(cuOccupancyMaxPotentialClusterSize,                                  \

@@ -241,6 +241,10 @@ struct worker_op {
 			struct backend_cluster_query q;
 		} clusters; /* KERNEL_CLUSTERS */
 		struct {
+			int limit, set;
+			uint64_t value;
+		} limit; /* CTX_LIMIT */
+		struct {
 			struct worker_library *lib;
 			uint32_t index;
 			uint8_t *out; /* in the data area */

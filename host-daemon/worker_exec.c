@@ -18,6 +18,7 @@
 #include <cuda.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,6 +281,78 @@ static int validate_get_kernel(struct worker_session *s,
 			      CUDA_ERROR_INVALID_VALUE);
 	op->get_kernel.out = s->data + q->a[2];
 	return CUDA_SUCCESS;
+}
+
+/*
+ * CTX_LIMIT. A vGPU's limits are its context's, shared by its clients.
+ * What costs device memory outside the vGPU's quota is capped at a
+ * quarter of the quota: the malloc heap, the printf FIFO, and the stack
+ * (per thread, for every thread the slice's SMs can hold). The L2
+ * persisting size is the whole GPU's, and the CIG ones are for contexts a
+ * vGPU never has: CUDA_ERROR_UNSUPPORTED_LIMIT.
+ */
+#define LIMIT_THREADS_PER_SM	 2048
+#define LIMIT_STACK_MAX		 (512u << 10) /* CUDA's per thread */
+#define LIMIT_SYNC_DEPTH_MAX	 24
+#define LIMIT_PENDING_LAUNCH_MAX 65536
+#define LIMIT_L2_FETCH_MAX	 128
+
+static int validate_limit(struct worker_session *s, const struct vgpu_sqe *q,
+			  struct worker_op *op, const char **why)
+{
+	uint64_t share = s->w->cfg.memory_quota / 4, v = q->a[2];
+	int32_t sms =
+		s->w->info.attrs[CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT];
+
+	if (q->a[0] >= CU_LIMIT_MAX)
+		return reject(why, "unknown limit", CUDA_ERROR_INVALID_VALUE);
+	if (q->a[1] > 1)
+		return reject(why, "limit: a1 not 0 (read) or 1 (set)",
+			      CUDA_ERROR_INVALID_VALUE);
+	op->limit.limit = (int)q->a[0];
+	op->limit.set = (int)q->a[1];
+	op->limit.value = v;
+	if (!op->limit.set)
+		return CUDA_SUCCESS;
+	switch (q->a[0]) {
+	case CU_LIMIT_STACK_SIZE:
+		if (v > LIMIT_STACK_MAX ||
+		    v * (uint64_t)(sms > 0 ? sms : 1) * LIMIT_THREADS_PER_SM >
+			    share)
+			return reject(
+				why,
+				"stack size: its threads' stacks would "
+				"take over a quarter of the vGPU's memory",
+				CUDA_ERROR_INVALID_VALUE);
+		return CUDA_SUCCESS;
+	case CU_LIMIT_PRINTF_FIFO_SIZE:
+	case CU_LIMIT_MALLOC_HEAP_SIZE:
+		if (v > share)
+			return reject(why,
+				      "heap or printf FIFO over a quarter of "
+				      "the vGPU's memory",
+				      CUDA_ERROR_INVALID_VALUE);
+		return CUDA_SUCCESS;
+	case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
+		return v > LIMIT_SYNC_DEPTH_MAX
+			       ? reject(why, "sync depth over 24",
+					CUDA_ERROR_INVALID_VALUE)
+			       : CUDA_SUCCESS;
+	case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
+		return v > LIMIT_PENDING_LAUNCH_MAX
+			       ? reject(why, "pending launch count over 65536",
+					CUDA_ERROR_INVALID_VALUE)
+			       : CUDA_SUCCESS;
+	case CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
+		return v > LIMIT_L2_FETCH_MAX
+			       ? reject(why, "L2 fetch granularity over 128",
+					CUDA_ERROR_INVALID_VALUE)
+			       : CUDA_SUCCESS;
+	default:
+		return reject(why,
+			      "this limit is the whole GPU's or cannot be set",
+			      CUDA_ERROR_UNSUPPORTED_LIMIT);
+	}
 }
 
 /* LIBRARY_KERNEL_NAME: a library of this client, an index, room for the
@@ -731,6 +804,8 @@ int worker_validate(struct worker_session *s, const struct vgpu_sqe *q,
 		return validate_clusters(s, q, op, why);
 	case VGPU_OP_LIBRARY_KERNEL_NAME:
 		return validate_kernel_name(s, q, op, why);
+	case VGPU_OP_CTX_LIMIT:
+		return validate_limit(s, q, op, why);
 
 	case VGPU_OP_STREAM_GATE:
 		op->stream = session_stream(s, q->stream);
@@ -1171,6 +1246,24 @@ static int exec_kernel_name(struct worker_session *s,
 	return CUDA_SUCCESS;
 }
 
+static int exec_limit(struct worker_session *s, const struct worker_op *op,
+		      uint64_t *r)
+{
+	const struct backend_ops *ops = s->w->ops;
+	int rc;
+
+	if (!ops->ctx_limit)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	rc = ops->ctx_limit(s->w->be, op->limit.limit, op->limit.set,
+			    op->limit.value, &r[0]);
+	if (rc)
+		return worker_check(s->w, rc, "context limit");
+	if (op->limit.set)
+		worker_log(s->w, "client %u set limit %d to %" PRIu64, s->owner,
+			   op->limit.limit, r[0]);
+	return CUDA_SUCCESS;
+}
+
 static int exec_kernel_clusters(struct worker_session *s,
 				const struct worker_op *op, uint64_t *r)
 {
@@ -1602,6 +1695,8 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 		return exec_kernel_clusters(s, op, r);
 	case VGPU_OP_LIBRARY_KERNEL_NAME:
 		return exec_kernel_name(s, op, r);
+	case VGPU_OP_CTX_LIMIT:
+		return exec_limit(s, op, r);
 
 	case VGPU_OP_HOST_REGION_CREATE:
 		return exec_region_create(s, op->bytes, r);

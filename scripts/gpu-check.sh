@@ -87,6 +87,7 @@ programs_on() { # vgpu...: the CI programs on each vGPU, all vGPUs at once
 			run_prog "$v" ordering "$PROGS/ordering"
 			run_prog "$v" occupancy "$PROGS/occupancy"
 			run_prog "$v" library_query "$PROGS/library_query"
+			run_prog "$v" limits "$PROGS/limits"
 		) >"$LOG/programs.$v.out" 2>&1 &
 		pids+=($!)
 	done

@@ -208,6 +208,10 @@ enum vgpu_opcode {
 	VGPU_OP_STREAM_SYNC = 32,
 	VGPU_OP_STREAM_QUERY = 33, /* status CUDA_ERROR_NOT_READY if busy */
 	VGPU_OP_CTX_SYNC = 34,	   /* every stream of this client */
+	/* a context limit of the vGPU (minor version 4; its clients share
+	 * it, as they share the context): a0 = CUlimit, a1 = 1 to set it
+	 * to a2 first (0: only read) -> r0 = its value now */
+	VGPU_OP_CTX_LIMIT = 35,
 
 	/* events: handle = event */
 	VGPU_OP_EVENT_CREATE = 40, /* a0 = CU_EVENT_* flags -> r0 = handle */

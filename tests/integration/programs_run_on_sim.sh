@@ -31,6 +31,8 @@ tap_run "occupancy: cuOccupancyMaxPotentialBlockSize's best block and grid" \
 	client a "$(prog occupancy)"
 tap_run "library_query: kernels listed and named, clusters, buffer ids" \
 	client a "$(prog library_query)"
+tap_run "limits: cuCtxGetLimit/SetLimit, a quarter of the memory at most" \
+	client a "$(prog limits)"
 tap_run "alloc_many: 10,000 allocations of 256 B in a 64 MiB vGPU" \
 	client small "$(prog alloc_many)" 10000 256
 tap_run "long_copy: repeated 32 MiB copies for 2 s" \

@@ -9,8 +9,8 @@ TEST_PROGRAMS := vector_add matmul streams_events device_query smid_map \
 TEST_PROGRAMS += alloc_threads
 # host functions from several threads, stuck ones (issue 16)
 TEST_PROGRAMS += hostfn_threads
-# the occupancy calls (issue 18)
-TEST_PROGRAMS += occupancy
+# the occupancy calls and context limits (issue 18)
+TEST_PROGRAMS += occupancy limits
 # what CUDA's libraries ask while they set up (issue 17)
 TEST_PROGRAMS += library_query
 TEST_PROGRAM_BINS := $(TEST_PROGRAMS:%=$(BUILD)/tests/programs/%)

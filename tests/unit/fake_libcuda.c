@@ -905,6 +905,16 @@ CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel *kernels,
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+CUresult CUDAAPI cuCtxGetLimit(size_t *pvalue, CUlimit limit)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 CUresult CUDAAPI cuKernelGetName(const char **name, CUkernel hfunc)
 {
 	return CUDA_ERROR_NOT_SUPPORTED;

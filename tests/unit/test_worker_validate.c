@@ -58,7 +58,9 @@ static struct backend_kernel k_saxpy = {"saxpy"}, k_noargs = {"noargs"};
 
 static struct {
 	int htod, dtoh, dtod, memsets, launches, syncs, maps, unmaps, globals;
-	int cluster_queries;		 /* kernel_clusters calls */
+	int cluster_queries;		   /* kernel_clusters calls */
+	int limit_calls, limit, limit_set; /* ctx_limit calls, the last's */
+	uint64_t limit_value;
 	struct backend_cluster_query cq; /* the last one */
 	uint64_t dev, src;
 	const void *host;
@@ -176,6 +178,17 @@ static int stub_kernel_name(struct backend *b, struct backend_library *l,
 
 	*count = 2;
 	*name = index < 2 ? names[index] : NULL;
+	return 0;
+}
+
+static int stub_ctx_limit(struct backend *b, int limit, int set, uint64_t value,
+			  uint64_t *out)
+{
+	st.limit_calls++;
+	st.limit = limit;
+	st.limit_set = set;
+	st.limit_value = value;
+	*out = set ? value : 1024;
 	return 0;
 }
 
@@ -381,6 +394,7 @@ static const struct backend_ops stub_ops = {
 	.library_get_global = stub_get_global,
 	.library_kernel_name = stub_kernel_name,
 	.kernel_clusters = stub_kernel_clusters,
+	.ctx_limit = stub_ctx_limit,
 	.launch = stub_launch,
 	.stream_create = stub_stream_create,
 	.stream_destroy = stub_stream_destroy,
@@ -1133,6 +1147,74 @@ static void kernel_clusters_are_checked(void **state)
 	q.a[0] = CU_FUNC_ATTRIBUTE_NUM_REGS; /* the compiled kernel's */
 	q.a[1] = 32;
 	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_NOT_SUPPORTED);
+	fx_free(f);
+}
+
+static struct vgpu_sqe limit_sqe(uint64_t limit, uint64_t set, uint64_t v)
+{
+	struct vgpu_sqe q = sqe(VGPU_OP_CTX_LIMIT);
+
+	q.a[0] = limit;
+	q.a[1] = set;
+	q.a[2] = v;
+	return q;
+}
+
+/* A vGPU of 1 GiB and 8 SMs: a quarter is 256 MiB; 8 x 2048 threads. */
+static void limits_are_checked(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint64_t r[2];
+
+	f->w.cfg.memory_quota = 1ull << 30;
+	f->w.info.attrs[CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT] = 8;
+	assert_int_equal(run(&f->s, limit_sqe(CU_LIMIT_MAX, 0, 0), NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(run(&f->s, limit_sqe(0, 2, 0), NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(
+		run(&f->s,
+		    limit_sqe(CU_LIMIT_MALLOC_HEAP_SIZE, 1, (256ull << 20) + 1),
+		    NULL),
+		CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(
+		run(&f->s, limit_sqe(CU_LIMIT_PRINTF_FIFO_SIZE, 1, UINT64_MAX),
+		    NULL),
+		CUDA_ERROR_INVALID_VALUE);
+	/* 16 KiB x 8 SMs x 2048 threads = 256 MiB: fits; 16 KiB + 1 not */
+	assert_int_equal(run(&f->s,
+			     limit_sqe(CU_LIMIT_STACK_SIZE, 1, (16 << 10) + 1),
+			     NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(
+		run(&f->s, limit_sqe(CU_LIMIT_STACK_SIZE, 1, 1ull << 40), NULL),
+		CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(run(&f->s,
+			     limit_sqe(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 1, 0),
+			     NULL),
+			 CUDA_ERROR_UNSUPPORTED_LIMIT);
+	assert_int_equal(
+		run(&f->s, limit_sqe(CU_LIMIT_CIG_ENABLED, 1, 1), NULL),
+		CUDA_ERROR_UNSUPPORTED_LIMIT);
+	assert_int_equal(
+		run(&f->s, limit_sqe(CU_LIMIT_MAX_L2_FETCH_GRANULARITY, 1, 129),
+		    NULL),
+		CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(st.limit_calls, 0); /* none reached the backend */
+
+	assert_int_equal(
+		run(&f->s, limit_sqe(CU_LIMIT_STACK_SIZE, 1, 16 << 10), r),
+		CUDA_SUCCESS);
+	assert_int_equal(st.limit_calls, 1);
+	assert_int_equal(st.limit, CU_LIMIT_STACK_SIZE);
+	assert_int_equal(st.limit_set, 1);
+	assert_int_equal(r[0], 16 << 10);
+	assert_int_equal(run(&f->s,
+			     limit_sqe(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0, 5),
+			     r),
+			 CUDA_SUCCESS); /* reading it is fine */
+	assert_int_equal(st.limit_set, 0);
+	assert_int_equal(r[0], 1024);
 	fx_free(f);
 }
 
@@ -2578,6 +2660,7 @@ int main(void)
 		cmocka_unit_test(get_global_checks_the_name_and_the_library),
 		cmocka_unit_test(kernel_clusters_are_checked),
 		cmocka_unit_test(kernel_names_are_checked),
+		cmocka_unit_test(limits_are_checked),
 		cmocka_unit_test(
 			copies_reach_a_module_variable_while_it_is_loaded),
 		cmocka_unit_test(module_variables_belong_to_their_client),
