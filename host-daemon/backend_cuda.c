@@ -1421,11 +1421,25 @@ static int cuda_ctx_limit(struct backend *b, int limit, int set, uint64_t value,
 	api_lock(b);
 	if (set)
 		rc = b->cu.cuCtxSetLimit((CUlimit)limit, (size_t)value);
+	if (set && rc == CUDA_SUCCESS) {
+		b->limits_set |= 1u << limit;
+		b->limit_value[limit] = value;
+	}
 	if (rc == CUDA_SUCCESS)
 		rc = b->cu.cuCtxGetLimit(&v, (CUlimit)limit);
 	api_unlock(b);
 	*out = v;
 	return rc;
+}
+
+void cuda_limits_apply(struct backend *b)
+{
+	int i;
+
+	for (i = 0; i < CU_LIMIT_MAX; i++)
+		if (b->limits_set & (1u << i))
+			(void)b->cu.cuCtxSetLimit((CUlimit)i,
+						  (size_t)b->limit_value[i]);
 }
 
 /* ---- streams and events ------------------------------------------------ */
@@ -1831,6 +1845,7 @@ static CUresult cuda_switch(struct backend *b, struct cuda_prep *p,
 	cuda_tls_slice = sl->id;
 	b->cur = sl;
 	b->nsms = sl->nsms;
+	cuda_limits_apply(b); /* the clients' limits, on the new context */
 	old->next = b->retired;
 	b->retired = old;
 	b->nretired++;

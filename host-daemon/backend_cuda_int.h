@@ -95,7 +95,11 @@ struct backend {
 	struct cuda_sym cu;
 	struct vgpu_worker_config cfg;
 	CUdevice dev;
-	struct cuda_slice *cur;	    /* under api and lock: both to change */
+	struct cuda_slice *cur; /* under api and lock: both to change */
+	/* the limits the clients set (bit i: limit i was set to
+	 * limit_value[i]), set again on each new slice's context (api) */
+	uint32_t limits_set;
+	uint64_t limit_value[CU_LIMIT_MAX];
 	struct cuda_slice *retired; /* main thread (resize, reclaim) */
 	uint32_t nretired;
 	/* idle contexts kept for the next resize (backend_cuda_cache.c) */
@@ -151,6 +155,9 @@ static inline CUresult cuda_ctx_refresh(struct backend *b)
 }
 
 /* Take the API lock; the thread then has the current context. */
+/* The limits clients set, on the current context (a new slice's). */
+void cuda_limits_apply(struct backend *b);
+
 static inline void api_lock(struct backend *b)
 {
 	if (b->serialize)

@@ -1129,6 +1129,7 @@ static void commit_switch(struct backend *b, struct backend_move *m,
 	cuda_tls_slice = sl->id; /* it is current here */
 	b->cur = sl;
 	b->nsms = sl->nsms;
+	cuda_limits_apply(b); /* the clients' limits, on the new context */
 	b->dev = m->dev;
 	b->cfg.gpu = m->gpu;
 	b->cfg.ngroups = m->ngroups;
