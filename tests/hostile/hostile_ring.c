@@ -334,7 +334,7 @@ static void attack_bad_handles(struct session *s)
 static void attack_unknown_opcode(struct session *s)
 {
 	static const uint16_t codes[] = {
-		2, 9, 17, 25, 35, 47, VGPU_OP_COUNT_, 1000, 0xffff};
+		2, 9, 17, 25, 36, 47, VGPU_OP_COUNT_, 1000, 0xffff};
 
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
 		char what[64];
