@@ -27,6 +27,8 @@
 #include <string.h>
 #include <zstd.h>
 
+#include <vgpu/ring.h>
+
 #include "sim_image_int.h"
 
 #define FATBIN_MAGIC	   0xba55ed50u
@@ -70,12 +72,6 @@ static uint64_t rd64(const unsigned char *p)
 
 	memcpy(&v, p, sizeof(v));
 	return v;
-}
-
-/* [off, off + n) within len, without overflow. */
-static int in_bounds(uint64_t off, uint64_t n, uint64_t len)
-{
-	return off <= len && n <= len - off;
 }
 
 /* A NUL-terminated string at off of a table of len bytes, or NULL. */
@@ -125,7 +121,7 @@ static int fatbin_pick(const unsigned char *img, size_t len, struct payload *pl,
 
 	off = rd16(img + 6);
 	end = rd64(img + 8);
-	if (off < FATBIN_HEADER || !in_bounds(off, end, len)) {
+	if (off < FATBIN_HEADER || !ring_range_ok(off, end, len)) {
 		*why = "fatbin header sizes outside the image";
 		return 0;
 	}
@@ -258,7 +254,7 @@ static const char *section_name(const struct sim_image *im, const Elf64_Shdr *s)
 static int section_ok(const struct sim_image *im, const Elf64_Shdr *s)
 {
 	return s->sh_type == SHT_NOBITS ||
-	       in_bounds(s->sh_offset, s->sh_size, im->len);
+	       ring_range_ok(s->sh_offset, s->sh_size, im->len);
 }
 
 /* The ELF header and section table: 0, or -2 with *why. */
@@ -275,8 +271,9 @@ static int elf_sections(struct sim_image *im, const char **why)
 	}
 	if (eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shnum == 0 ||
 	    eh->e_shoff % 8 ||
-	    !in_bounds(eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr),
-		       im->len) ||
+	    !ring_range_ok(eh->e_shoff,
+			   (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr),
+			   im->len) ||
 	    eh->e_shstrndx >= eh->e_shnum) {
 		*why = "a cubin whose section table is outside it";
 		return -2;
@@ -402,8 +399,8 @@ static int elf_symbols(struct sim_image *im, const char **why)
 				return rc;
 		} else if (ELF64_ST_TYPE(sym->st_info) == STT_OBJECT &&
 			   var_section(im, s)) {
-			if (!in_bounds(sym->st_value, sym->st_size,
-				       s->sh_size)) {
+			if (!ring_range_ok(sym->st_value, sym->st_size,
+					   s->sh_size)) {
 				*why = "a cubin variable outside its section";
 				return -2;
 			}

@@ -528,23 +528,49 @@ VGPU_API CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel,
 	return err;
 }
 
-VGPU_API CUresult CUDAAPI cuKernelGetFunction(CUfunction *pFunc,
-					      CUkernel kernel)
+/*
+ * Whether k is a kernel of this process (in_ctx: the call needs a current
+ * context); its name into *name when name is given (valid while the
+ * kernel's library is loaded). out is the caller's output, checked here.
+ */
+static CUresult kernel_known(const void *k, int in_ctx, const void *out,
+			     const char **name)
 {
 	struct client_obj *o;
 	struct client *c;
-	CUresult err = client_enter(&c);
+	CUresult err = code_enter(&c, in_ctx);
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	if (!pFunc)
+	if (!out)
 		return CUDA_ERROR_INVALID_VALUE;
-	o = client_registry_get(&c->registry, kernel, CLIENT_OBJ_KERNEL);
+	o = client_registry_get(&c->registry, k, CLIENT_OBJ_KERNEL);
 	if (!o)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (name)
+		*name = ((struct client_kernel *)o)->name;
 	client_obj_put(&c->registry, o);
-	*pFunc = (CUfunction)kernel;
 	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuKernelGetFunction(CUfunction *pFunc,
+					      CUkernel kernel)
+{
+	CUresult err = kernel_known(kernel, 1, pFunc, NULL);
+
+	if (err == CUDA_SUCCESS)
+		*pFunc = (CUfunction)kernel;
+	return err;
+}
+
+VGPU_API CUresult CUDAAPI cuKernelGetName(const char **name, CUkernel hfunc)
+{
+	return kernel_known(hfunc, 0, name, name);
+}
+
+VGPU_API CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction hfunc)
+{
+	return kernel_known(hfunc, 0, name, name);
 }
 
 /*

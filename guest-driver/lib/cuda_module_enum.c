@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What a library holds and what its kernels are called: the counts and
- * lists of cuLibraryGetKernelCount / cuLibraryEnumerateKernels and their
- * module twins, and cuKernelGetName / cuFuncGetName. The worker knows the
+ * What a library holds: the counts and lists of cuLibraryGetKernelCount /
+ * cuLibraryEnumerateKernels and their module twins (a kernel's name is
+ * cuda_module.c's, cuKernelGetName). The worker knows the
  * kernels (VGPU_OP_LIBRARY_KERNEL_NAME, protocol 1.4: the host driver's
  * list, or the simulator's from the cubin); each listed kernel is then
  * looked up by name as cuLibraryGetKernel does, so a kernel is one object
@@ -130,33 +130,4 @@ VGPU_API CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction *functions,
 		return CUDA_ERROR_INVALID_VALUE;
 	return client_kernels_list(mod, 1, (struct client_kernel **)functions,
 				   numFunctions, NULL);
-}
-
-/* The name of kernel k, valid while it is loaded. */
-static CUresult kernel_name(const char **name, const void *k)
-{
-	struct client_obj *o;
-	struct client *c;
-	CUresult err = client_get(&c);
-
-	if (err != CUDA_SUCCESS)
-		return err;
-	if (!name)
-		return CUDA_ERROR_INVALID_VALUE;
-	o = client_registry_get(&c->registry, k, CLIENT_OBJ_KERNEL);
-	if (!o)
-		return CUDA_ERROR_INVALID_HANDLE;
-	*name = ((struct client_kernel *)o)->name;
-	client_obj_put(&c->registry, o);
-	return CUDA_SUCCESS;
-}
-
-VGPU_API CUresult CUDAAPI cuKernelGetName(const char **name, CUkernel hfunc)
-{
-	return kernel_name(name, hfunc);
-}
-
-VGPU_API CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction hfunc)
-{
-	return kernel_name(name, hfunc);
 }

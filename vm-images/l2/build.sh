@@ -86,22 +86,6 @@ stage_vgpu_libs()
 	stage "$part" "$BUILD/lib/libcuda.so.1" vgpu/lib/libcuda.so.1 0755
 }
 
-# stage_system_libs PART PROGRAM: the libraries PROGRAM and the toolkit's
-# libraries it loads need from the system (libm, libgcc_s, ...), without
-# the toolkit's own (they come over the share).
-stage_system_libs()
-{
-	local part=$1 prog=$2 cuda lib
-	cuda=$(readlink -f "$CUDA_LIB")
-	for lib in $(LD_LIBRARY_PATH=$CUDA_LIB ldd "$prog" | awk '
-		$2 == "=>" && $3 ~ /^\// { print $3 }'); do
-		case $(readlink -f "$lib") in
-		"$cuda"/* | /usr/local/cuda*) ;;
-		*) stage "$part" "$lib" "lib/x86_64-linux-gnu/$(basename "$lib")" 0644 ;;
-		esac
-	done
-}
-
 stage_l2()
 {
 	local p f m progs=()
@@ -159,7 +143,8 @@ stage_l2()
 	# cuBLAS, linked as its documentation says; its libraries come from
 	# the share, never into the archive (over 500 MiB)
 	stage l2 "$BUILD/tests/libs/cublas_handle" vgpu/bin/cublas_handle 0755
-	stage_system_libs l2 "$BUILD/tests/libs/cublas_handle"
+	STAGE_LIBS_SKIP=$CUDA_LIB LD_LIBRARY_PATH=$CUDA_LIB \
+		stage_libs l2 "$BUILD/tests/libs/cublas_handle"
 	mkdir -p "$STAGE"/l2/{dev,proc,sys,tmp,run,root,sbin,usr/sbin}
 }
 

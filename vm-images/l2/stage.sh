@@ -45,12 +45,15 @@ stage_text()
 # stage_libs PART PROGRAM...: every shared library the programs load, as
 # ldd resolves them (with LD_LIBRARY_PATH as the caller set it), into
 # /lib/x86_64-linux-gnu (the loader into /lib64). Our own libraries
-# ($BUILD/lib) are left out: the caller puts them where they belong.
+# ($BUILD/lib) are left out: the caller puts them where they belong; so
+# are those under STAGE_LIBS_SKIP (a directory), when it is set.
 stage_libs()
 {
-	local part=$1 prog lib own
+	local part=$1 prog lib own skip
 	shift
 	own=$(cd "$BUILD/lib" 2>/dev/null && pwd)
+	skip=$(readlink -f "${STAGE_LIBS_SKIP:-/nonexistent}" 2>/dev/null ||
+		echo /nonexistent)
 	for prog in "$@"; do
 		# a static program has no dependencies (ldd exits 1)
 		for lib in $(ldd "$prog" 2>/dev/null | awk '
@@ -58,6 +61,11 @@ stage_libs()
 			$1 ~ /^\// { print $1 }'); do
 			case $lib in
 			"$own"/* | "$BUILD"/lib/*) continue ;;
+			esac
+			case $(readlink -f "$lib") in
+			"$skip"/*) continue ;;
+			esac
+			case $lib in
 			*/ld-linux-x86-64.so.2)
 				stage "$part" "$lib" lib64/ld-linux-x86-64.so.2 0755 ;;
 			*) stage "$part" "$lib" "lib/x86_64-linux-gnu/$(basename "$lib")" 0644 ;;
