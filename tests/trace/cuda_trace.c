@@ -8,7 +8,7 @@
  * function to it, except three, which it logs first, one line each, to
  * VGPU_TRACE_FILE (default stderr):
  *
- *   export {UUID} -> ok|error N       cuGetExportTable
+ *   export {UUID} -> ok|error N from LIB   cuGetExportTable, and who asked
  *   proc NAME VERSION FLAGS -> ok|...  cuGetProcAddress(_v2)
  *
  * With VGPU_TRACE_ENTRIES=1 it also describes each export table once
@@ -18,7 +18,12 @@
  * replaced in place (the table keeps its address) by a trampoline that
  * passes six integer registers on, enough for every entry seen. The
  * integrity-check table {d4082055-...} is left alone: its answer hashes
- * the addresses of entries.
+ * the addresses of entries. VGPU_TRACE_DUMP=1 adds, for each argument
+ * that points at readable memory, its first 64 bytes before and after
+ * the call ("  argN before|after: hex"): what an entry reads and writes,
+ * which its arguments alone do not tell. The memory is read with
+ * process_vm_readv, so an argument that only looks like a pointer costs
+ * nothing but a missing line.
  *
  * cuGetProcAddress asked for cuGetProcAddress or cuGetExportTable answers
  * with this library's own, or later requests would bypass the log. The
@@ -32,6 +37,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -92,7 +98,7 @@ __attribute__((constructor)) static void trace_init(void)
 /* ---- export-table entries (VGPU_TRACE_ENTRIES=1) ---- */
 
 #define HOOK_TABLES 16
-#define HOOK_SLOTS  32
+#define HOOK_SLOTS  100 /* the largest table ({6e163fbe-...}) has 99 */
 
 typedef uint64_t (*entry_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
 			     uint64_t);
@@ -105,17 +111,54 @@ static struct hooked {
 static int nhooked;
 static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
 
+#define DUMP_BYTES 64
+
+/* The first DUMP_BYTES at p as hex into hex (2 * DUMP_BYTES + 1), or
+ * 0 when p is not readable memory of this process. */
+static int dump_at(uint64_t p, char *hex)
+{
+	unsigned char buf[DUMP_BYTES];
+	struct iovec local = {buf, sizeof(buf)};
+	struct iovec remote = {(void *)(uintptr_t)p, sizeof(buf)};
+	int j;
+
+	if (p < 65536 || process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
+				 (ssize_t)sizeof(buf))
+		return 0;
+	for (j = 0; j < DUMP_BYTES; j++)
+		sprintf(hex + 2 * j, "%02x", buf[j]);
+	return 1;
+}
+
 static uint64_t entry_call(int k, int i, uint64_t a, uint64_t b, uint64_t c,
 			   uint64_t d, uint64_t e, uint64_t f)
 {
-	uint64_t r = hooked[k].orig[i](a, b, c, d, e, f);
+	const uint64_t arg[6] = {a, b, c, d, e, f};
+	const char *env = getenv("VGPU_TRACE_DUMP");
+	int dump = env && !strcmp(env, "1"), ok[6] = {0}, j;
+	char before[6][2 * DUMP_BYTES + 1], after[2 * DUMP_BYTES + 1];
+	CUcontext cur = NULL;
+	uint64_t r;
 
+	for (j = 0; dump && j < 6; j++)
+		ok[j] = dump_at(arg[j], before[j]);
+	r = hooked[k].orig[i](a, b, c, d, e, f);
+	if (dump)
+		cuCtxGetCurrent(&cur);
 	trace("entry %s[%d](%#llx, %#llx, %#llx, %#llx, %#llx, %#llx) -> "
-	      "%#llx\n",
+	      "%#llx%s%#llx\n",
 	      hooked[k].uuid, i, (unsigned long long)a, (unsigned long long)b,
 	      (unsigned long long)c, (unsigned long long)d,
 	      (unsigned long long)e, (unsigned long long)f,
-	      (unsigned long long)r);
+	      (unsigned long long)r, dump ? " current context " : "",
+	      dump ? (unsigned long long)(uintptr_t)cur : 0ULL);
+	for (j = 0; dump && j < 6; j++) {
+		if (!ok[j])
+			continue;
+		trace("  arg%d before: %s\n", j, before[j]);
+		if (dump_at(arg[j], after))
+			trace("  arg%d after:  %s\n", j, after);
+	}
 	return r;
 }
 
@@ -125,33 +168,31 @@ static uint64_t entry_call(int k, int i, uint64_t a, uint64_t b, uint64_t c,
 	{                                                                      \
 		return entry_call(k, i, a, b, c, d, e, f);                     \
 	}
-/* X(k, i) for i = 0..31 */
-#define SLOTS(X, k)                                                            \
-	X(k, 0)                                                                \
-	X(k, 1) X(k, 2) X(k, 3) X(k, 4) X(k, 5) X(k, 6) X(k, 7) X(k, 8)        \
-		X(k, 9) X(k, 10) X(k, 11) X(k, 12) X(k, 13) X(k, 14) X(k, 15)  \
-			X(k, 16) X(k, 17) X(k, 18) X(k, 19) X(k, 20) X(k, 21)  \
-				X(k, 22) X(k, 23) X(k, 24) X(k, 25) X(k, 26)   \
-					X(k, 27) X(k, 28) X(k, 29) X(k, 30)    \
-						X(k, 31)
-#define TRAMPS32(k) SLOTS(TRAMP, k)
-#define PTR(k, i)   tramp_##k##_##i,
-#define PTRS32(k)                                                              \
-	{                                                                      \
-		SLOTS(PTR, k)                                                  \
-	}
+/* X(k, i) for i = 0..99 */
+/* clang-format off */
+#define SLOTS10(X, k, t) \
+	X(k, t##0) X(k, t##1) X(k, t##2) X(k, t##3) X(k, t##4) \
+	X(k, t##5) X(k, t##6) X(k, t##7) X(k, t##8) X(k, t##9)
+#define SLOTS(X, k) \
+	X(k, 0) X(k, 1) X(k, 2) X(k, 3) X(k, 4) \
+	X(k, 5) X(k, 6) X(k, 7) X(k, 8) X(k, 9) \
+	SLOTS10(X, k, 1) SLOTS10(X, k, 2) SLOTS10(X, k, 3) SLOTS10(X, k, 4) \
+	SLOTS10(X, k, 5) SLOTS10(X, k, 6) SLOTS10(X, k, 7) SLOTS10(X, k, 8) \
+	SLOTS10(X, k, 9)
+#define TRAMPS(k) SLOTS(TRAMP, k)
+#define PTR(k, i) tramp_##k##_##i,
+#define PTRS(k) {SLOTS(PTR, k)}
 
-TRAMPS32(0)
-TRAMPS32(1) TRAMPS32(2) TRAMPS32(3) TRAMPS32(4) TRAMPS32(5) TRAMPS32(6)
-	TRAMPS32(7) TRAMPS32(8) TRAMPS32(9) TRAMPS32(10) TRAMPS32(11) TRAMPS32(
-		12) TRAMPS32(13) TRAMPS32(14) TRAMPS32(15)
+TRAMPS(0) TRAMPS(1) TRAMPS(2) TRAMPS(3) TRAMPS(4) TRAMPS(5) TRAMPS(6)
+TRAMPS(7) TRAMPS(8) TRAMPS(9) TRAMPS(10) TRAMPS(11) TRAMPS(12) TRAMPS(13)
+TRAMPS(14) TRAMPS(15)
 
-		static const entry_fn tramps[HOOK_TABLES][HOOK_SLOTS] = {
-			PTRS32(0),  PTRS32(1),	PTRS32(2),  PTRS32(3),
-			PTRS32(4),  PTRS32(5),	PTRS32(6),  PTRS32(7),
-			PTRS32(8),  PTRS32(9),	PTRS32(10), PTRS32(11),
-			PTRS32(12), PTRS32(13), PTRS32(14), PTRS32(15),
+static const entry_fn tramps[HOOK_TABLES][HOOK_SLOTS] = {
+	PTRS(0), PTRS(1), PTRS(2), PTRS(3), PTRS(4), PTRS(5), PTRS(6), PTRS(7),
+	PTRS(8), PTRS(9), PTRS(10), PTRS(11), PTRS(12), PTRS(13), PTRS(14),
+	PTRS(15),
 };
+/* clang-format on */
 
 /* A pointer into the real driver's mapping. */
 static int in_driver(const void *p, const void *base)
@@ -242,8 +283,15 @@ CUresult CUDAAPI cuGetExportTable(const void **table, const CUuuid *id)
 		 "%02x%02x%02x%02x%02x%02x}",
 		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
 		 u[10], u[11], u[12], u[13], u[14], u[15]);
-	trace("export %s -> %s %d\n", uuid, rc == CUDA_SUCCESS ? "ok" : "error",
-	      (int)rc);
+	Dl_info caller;
+	const char *from = "?";
+
+	if (dladdr(__builtin_return_address(0), &caller) && caller.dli_fname)
+		from = strrchr(caller.dli_fname, '/')
+			       ? strrchr(caller.dli_fname, '/') + 1
+			       : caller.dli_fname;
+	trace("export %s -> %s %d from %s\n", uuid,
+	      rc == CUDA_SUCCESS ? "ok" : "error", (int)rc, from);
 	if (rc == CUDA_SUCCESS && e && !strcmp(e, "1") && table && *table)
 		hook_table((const void **)*table, uuid);
 	return rc;
