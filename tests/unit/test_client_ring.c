@@ -645,8 +645,12 @@ static void ring_init_rejects_bad_layouts(void **state)
 static void region_table_lookup_edges(void **state)
 {
 	struct client_region_table t;
-	struct client_region a = {0x10000, 0x2000, 1}, b = {0x20000, 0x1000, 2};
-	struct client_region plain = {0x30000, 0x1000, 0}, got;
+	struct client_region a = {.base = 0x10000, .size = 0x2000, .handle = 1},
+			     b = {.base = 0x20000, .size = 0x1000, .handle = 2};
+	struct client_region plain = {.base = 0x30000,
+				      .size = 0x1000,
+				      .handle = 0},
+			     got;
 
 	(void)state;
 	client_region_table_init(&t);
@@ -686,18 +690,26 @@ static void region_table_lookup_edges(void **state)
 static void region_table_refuses_overlaps(void **state)
 {
 	struct client_region_table t;
-	struct client_region a = {0x10000, 0x2000, 1};
+	struct client_region a = {.base = 0x10000, .size = 0x2000, .handle = 1};
 	struct client_region bad[] = {
-		{0x10000, 0x2000, 2},		 /* the same */
-		{0xf000, 0x1001, 3},		 /* runs into it */
-		{0x11fff, 0x10, 4},		 /* starts in its last byte */
-		{0x10800, 0x100, 5},		 /* inside */
-		{0xf000, 0x4000, 6},		 /* around */
-		{0x40000, 0, 7},		 /* empty */
-		{UINT64_MAX - 0xfff, 0x2000, 8}, /* wraps */
+		{.base = 0x10000, .size = 0x2000, .handle = 2}, /* the same */
+		{.base = 0xf000,
+		 .size = 0x1001,
+		 .handle = 3}, /* runs into it */
+		{.base = 0x11fff,
+		 .size = 0x10,
+		 .handle = 4}, /* starts in its last byte */
+		{.base = 0x10800, .size = 0x100, .handle = 5}, /* inside */
+		{.base = 0xf000, .size = 0x4000, .handle = 6}, /* around */
+		{.base = 0x40000, .size = 0, .handle = 7},     /* empty */
+		{.base = UINT64_MAX - 0xfff,
+		 .size = 0x2000,
+		 .handle = 8}, /* wraps */
 	};
-	struct client_region before = {0xf000, 0x1000, 9};
-	struct client_region after = {0x12000, 0x1000, 10};
+	struct client_region before = {
+		.base = 0xf000, .size = 0x1000, .handle = 9};
+	struct client_region after = {
+		.base = 0x12000, .size = 0x1000, .handle = 10};
 
 	(void)state;
 	client_region_table_init(&t);
