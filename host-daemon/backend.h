@@ -93,6 +93,10 @@ struct backend_ops {
 	 * staged by the driver. Called on a thread_attach()ed thread. */
 	int (*host_register)(struct backend *b, void *p, size_t n);
 	void (*host_unregister)(struct backend *b, void *p);
+	/* Optional (NULL: NOT_SUPPORTED): the device address of host memory
+	 * at p that host_register pinned (the sim: any), for kernels to read
+	 * and write it (mapped host memory). */
+	int (*host_device_ptr)(struct backend *b, void *p, uint64_t *dev);
 
 	/* Copies are ordered on the stream; the host-side ones return once
 	 * the host buffer may be reused (htod) or holds the data (dtoh). */
@@ -146,10 +150,12 @@ struct backend_ops {
 	 * cluster that can be (q->query). */
 	int (*kernel_clusters)(struct backend *b, struct backend_kernel *k,
 			       const struct backend_cluster_query *q, int *out);
+	/* cluster: the thread-block cluster shape, or NULL (none); the
+	 * worker checked its edges, size and that the grid is a multiple */
 	int (*launch)(struct backend *b, struct backend_kernel *k,
 		      const uint32_t grid[3], const uint32_t block[3],
 		      uint32_t shared_bytes, struct backend_stream *s,
-		      void **params);
+		      void **params, const uint32_t *cluster);
 
 	/* Streams and events, with CUDA's semantics. */
 	int (*stream_create)(struct backend *b, struct backend_stream **out);

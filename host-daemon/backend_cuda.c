@@ -913,6 +913,20 @@ static void cuda_host_unregister(struct backend *b, void *p)
 	b->cu.cuMemHostUnregister(p);
 }
 
+/* Registered DEVICEMAP | PORTABLE above: with unified addressing the
+ * device address is the host one, in every context, so it outlives a
+ * resize or a move to another GPU of this host. */
+static int cuda_host_device_ptr(struct backend *b, void *p, uint64_t *dev)
+{
+	CUdeviceptr d = 0;
+	CUresult rc;
+
+	api_ctx(b);
+	rc = b->cu.cuMemHostGetDevicePointer_v2(&d, p, 0);
+	*dev = d;
+	return rc;
+}
+
 /* ---- stream gates: "reached" words in the registered data area --------- */
 
 /* p lies in a data area registered with DEVICEMAP (cuda_host_register). */
@@ -1308,14 +1322,36 @@ static int cuda_library_get_global(struct backend *b, struct backend_library *l,
 static int cuda_launch(struct backend *b, struct backend_kernel *k,
 		       const uint32_t grid[3], const uint32_t block[3],
 		       uint32_t shared_bytes, struct backend_stream *s,
-		       void **params)
+		       void **params, const uint32_t *cluster)
 {
+	CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+	CUlaunchConfig cfg = {
+		.gridDimX = grid[0],
+		.gridDimY = grid[1],
+		.gridDimZ = grid[2],
+		.blockDimX = block[0],
+		.blockDimY = block[1],
+		.blockDimZ = block[2],
+		.sharedMemBytes = shared_bytes,
+		.attrs = &attr,
+		.numAttrs = 1,
+	};
 	CUresult rc;
 
 	api_lock(b);
-	rc = b->cu.cuLaunchKernel((CUfunction)k->kernel, grid[0], grid[1],
-				  grid[2], block[0], block[1], block[2],
-				  shared_bytes, stream_of(b, s), params, NULL);
+	if (cluster) { /* the driver checks the kernel allows the size */
+		attr.value.clusterDim.x = cluster[0];
+		attr.value.clusterDim.y = cluster[1];
+		attr.value.clusterDim.z = cluster[2];
+		cfg.hStream = stream_of(b, s);
+		rc = b->cu.cuLaunchKernelEx(&cfg, (CUfunction)k->kernel, params,
+					    NULL);
+	} else {
+		rc = b->cu.cuLaunchKernel((CUfunction)k->kernel, grid[0],
+					  grid[1], grid[2], block[0], block[1],
+					  block[2], shared_bytes,
+					  stream_of(b, s), params, NULL);
+	}
 	api_unlock(b);
 	return rc;
 }
@@ -2090,6 +2126,7 @@ const struct backend_ops backend_cuda_ops = {
 	.mem_unmap = cuda_mem_unmap,
 	.host_register = cuda_host_register,
 	.host_unregister = cuda_host_unregister,
+	.host_device_ptr = cuda_host_device_ptr,
 	.memcpy_htod = cuda_memcpy_htod,
 	.memcpy_dtoh = cuda_memcpy_dtoh,
 	.memcpy_dtod = cuda_memcpy_dtod,

@@ -409,7 +409,7 @@ static void sim_fill_attrs(const struct backend *b, int32_t *attrs)
 		{CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 1755000},
 		{CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, 512},
 		{CU_DEVICE_ATTRIBUTE_GPU_OVERLAP, 1},
-		{CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 0},
+		{CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 1},
 		{CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, 1},
 		{CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 2619000},
 		{CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 5120},
@@ -1073,12 +1073,45 @@ static int sim_ctx_limit(struct backend *b, int limit, int set, uint64_t value,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * A launch's cluster shape against the kernel's attributes, as CUDA
+ * checks it: at most 8 blocks, 16 with the non-portable opt-in, and the
+ * kernel's required shape when it has one (all three edges set, as
+ * sim_kernel_clusters reads it). The twins run blocks alone, so a
+ * cluster changes nothing else here; nor is it checked against a GPC's
+ * worth of the slice, which the occupancy query models.
+ */
+static int sim_cluster_ok(struct backend *b, struct backend_kernel *k,
+			  const uint32_t cluster[3])
+{
+	int i, ok, req[3];
+
+	pthread_mutex_lock(&b->lock);
+	ok = cluster[0] * cluster[1] * cluster[2] <=
+	     (k->cluster[CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED -
+			 CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET]
+		      ? 16u
+		      : 8u);
+	for (i = 0; i < 3; i++)
+		req[i] = k->cluster[CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH +
+				    i -
+				    CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET];
+	if (req[0] && req[1] && req[2])
+		for (i = 0; ok && i < 3; i++)
+			ok = (uint32_t)req[i] == cluster[i];
+	pthread_mutex_unlock(&b->lock);
+	return ok;
+}
+
 static int sim_launch_op(struct backend *b, struct backend_kernel *k,
 			 const uint32_t grid[3], const uint32_t block[3],
 			 uint32_t shared_bytes, struct backend_stream *s,
-			 void **params)
+			 void **params, const uint32_t *cluster)
 {
 	const struct sim_code code = {k->desc, sim_block_global, k->library};
+
+	if (cluster && !sim_cluster_ok(b, k, cluster))
+		return CUDA_ERROR_INVALID_CLUSTER_SIZE;
 
 	if (!k->desc) {
 		pthread_mutex_lock(&b->lock);
@@ -1097,6 +1130,14 @@ static int sim_launch_op(struct backend *b, struct backend_kernel *k,
 						  */
 
 	return sim_launch(b->x, s, &code, grid, block, shared_bytes, params);
+}
+
+/* The twins read and write through plain pointers: host memory is at
+ * its own address on the simulated device. */
+static int sim_host_device_ptr(struct backend *b, void *p, uint64_t *dev)
+{
+	*dev = (uint64_t)(uintptr_t)p;
+	return CUDA_SUCCESS;
 }
 
 /* ---- streams and events ------------------------------------------------ */
@@ -1489,6 +1530,7 @@ const struct backend_ops backend_sim_ops = {
 	.device_info = sim_device_info,
 	.granularity = sim_granularity,
 	.mem_map = sim_mem_map,
+	.host_device_ptr = sim_host_device_ptr,
 	.mem_unmap = sim_mem_unmap,
 	.memcpy_htod = sim_memcpy_htod,
 	.memcpy_dtoh = sim_memcpy_dtoh,

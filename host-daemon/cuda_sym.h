@@ -66,6 +66,7 @@
 	X(cuLibraryGetGlobal, "cuLibraryGetGlobal")                            \
 	X(cuKernelGetParamInfo, "cuKernelGetParamInfo")                        \
 	X(cuLaunchKernel, "cuLaunchKernel")                                    \
+	X(cuLaunchKernelEx, "cuLaunchKernelEx")                                \
 	X(cuKernelGetAttribute, "cuKernelGetAttribute")                        \
 	X(cuKernelSetAttribute, "cuKernelSetAttribute")                        \
 	X(cuKernelGetFunction, "cuKernelGetFunction")                          \

@@ -207,11 +207,56 @@ static int validate_dims(const struct vgpu_sqe *q, uint32_t g[3], uint32_t b[3],
 	return CUDA_SUCCESS;
 }
 
+/*
+ * The largest cluster edge a program may ask for, and the most blocks in
+ * a cluster (8 portable, 16 with the non-portable opt-in on sm_90).
+ */
+#define KATTR_CLUSTER_EDGE_MAX 16
+
+/*
+ * LAUNCH's cluster shape, a3's upper half: an edge per byte (a byte
+ * above them is unknown), all three 0 or all set, edges and size up to
+ * 16 and the grid a multiple of it (else CUDA_ERROR_INVALID_CLUSTER_SIZE,
+ * as CUDA). Whether the kernel allows more than 8 is the backend's.
+ */
+static int validate_cluster(uint64_t a3, const uint32_t g[3], uint32_t c[3],
+			    const char **why)
+{
+	int i, set = 0;
+
+	if (a3 >> 56)
+		return reject(why, "cluster shape: unknown bits",
+			      CUDA_ERROR_INVALID_VALUE);
+	for (i = 0; i < 3; i++) {
+		c[i] = (uint32_t)(a3 >> (32 + 8 * i)) & 0xff;
+		set += c[i] != 0;
+	}
+	if (!set)
+		return CUDA_SUCCESS;
+	if (set != 3)
+		return reject(why, "cluster dimensions partly 0",
+			      CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	if (c[0] > KATTR_CLUSTER_EDGE_MAX || c[1] > KATTR_CLUSTER_EDGE_MAX ||
+	    c[2] > KATTR_CLUSTER_EDGE_MAX ||
+	    c[0] * c[1] * c[2] > KATTR_CLUSTER_EDGE_MAX)
+		return reject(why, "cluster of more than 16 blocks",
+			      CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	for (i = 0; i < 3; i++)
+		if (g[i] % c[i])
+			return reject(why,
+				      "grid not a multiple of the cluster "
+				      "shape",
+				      CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	return CUDA_SUCCESS;
+}
+
 static int validate_launch(struct worker_session *s, const struct vgpu_sqe *q,
 			   struct worker_op *op, const char **why)
 {
 	uint32_t *g = op->launch.grid, *b = op->launch.block;
+	struct vgpu_sqe dims = *q;
 	struct worker_kernel *k;
+	int rc;
 
 	k = handle_table_get(&s->h.kernels, q->handle);
 	if (!k)
@@ -221,8 +266,12 @@ static int validate_launch(struct worker_session *s, const struct vgpu_sqe *q,
 	if (!op->stream)
 		return reject(why, "unknown stream handle",
 			      CUDA_ERROR_INVALID_HANDLE);
-	if (validate_dims(q, g, b, &op->launch.shared, why))
+	dims.a[3] = (uint32_t)q->a[3]; /* the shared bytes alone */
+	if (validate_dims(&dims, g, b, &op->launch.shared, why))
 		return CUDA_ERROR_INVALID_VALUE;
+	rc = validate_cluster(q->a[3], g, op->launch.cluster, why);
+	if (rc)
+		return rc;
 	if (q->a[5] != k->info.param_bytes)
 		return reject(why,
 			      "parameter buffer size differs from the kernel's",
@@ -475,12 +524,6 @@ static int validate_region_copy(struct worker_session *s,
 	op->copy.bytes = q->a[2];
 	return CUDA_SUCCESS;
 }
-
-/*
- * The largest cluster edge a program may ask for (CUDA checks the product
- * at launch: 8 blocks portable, 16 with the non-portable opt-in on sm_90).
- */
-#define KATTR_CLUSTER_EDGE_MAX 16
 
 /*
  * KERNEL_GET_ATTRIBUTE / _SET_ATTRIBUTE / _OCCUPANCY. Setting is limited to
@@ -848,6 +891,7 @@ int worker_validate(struct worker_session *s, const struct vgpu_sqe *q,
 		return validate_region_create(s, q, op, why);
 
 	case VGPU_OP_HOST_REGION_DESTROY:
+	case VGPU_OP_HOST_REGION_ADDRESS:
 		op->region = handle_table_get(&s->h.regions, q->handle);
 		if (!op->region)
 			return reject(why, "unknown host region handle",
@@ -1170,7 +1214,8 @@ static int exec_launch(struct worker_session *s, const struct worker_op *op)
 	int rc;
 
 	rc = w->ops->launch(w->be, k->bk, op->launch.grid, op->launch.block,
-			    op->launch.shared, st->bs, k->params);
+			    op->launch.shared, st->bs, k->params,
+			    op->launch.cluster[0] ? op->launch.cluster : NULL);
 	if (rc)
 		return worker_check(w, rc, "launch");
 	worker_note_launch(w); /* for save points */
@@ -1539,6 +1584,31 @@ fail_log:
 }
 
 /* Like cuMemFreeHost: copies from or to the region may still run. */
+/*
+ * HOST_REGION_ADDRESS: where kernels find the region (mapped host
+ * memory). Only a region the backend pinned: the cuda backend registers
+ * regions DEVICEMAP, and one it could not pin is not mapped either.
+ * Kernels that use it are the client's own: HOST_REGION_DESTROY waits for
+ * all of the client's work before the region goes.
+ */
+static int exec_region_address(struct worker_session *s,
+			       const struct worker_op *op, uint64_t r[2])
+{
+	struct worker *w = s->w;
+	struct worker_region *reg = op->region;
+	uint64_t dev = 0;
+	int rc;
+
+	if (!w->ops->host_device_ptr || (w->ops->host_register && !reg->pinned))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	rc = w->ops->host_device_ptr(w->be, reg->base, &dev);
+	if (rc)
+		return rc;
+	r[0] = dev;
+	r[1] = reg->size;
+	return CUDA_SUCCESS;
+}
+
 static int exec_region_destroy(struct worker_session *s,
 			       const struct worker_op *op)
 {
@@ -1702,6 +1772,8 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 		return exec_region_create(s, op->bytes, r);
 	case VGPU_OP_HOST_REGION_DESTROY:
 		return exec_region_destroy(s, op);
+	case VGPU_OP_HOST_REGION_ADDRESS:
+		return exec_region_address(s, op, r);
 	}
 	return CUDA_ERROR_NOT_SUPPORTED; /* worker_validate let none through */
 }

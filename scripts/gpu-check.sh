@@ -88,6 +88,8 @@ programs_on() { # vgpu...: the CI programs on each vGPU, all vGPUs at once
 			run_prog "$v" occupancy "$PROGS/occupancy"
 			run_prog "$v" library_query "$PROGS/library_query"
 			run_prog "$v" limits "$PROGS/limits"
+			run_prog "$v" driver_entries "$PROGS/driver_entries"
+			run_prog "$v" mapped_host "$PROGS/mapped_host"
 		) >"$LOG/programs.$v.out" 2>&1 &
 		pids+=($!)
 	done

@@ -70,6 +70,27 @@ CUresult client_ctx_require(struct client *c);
  * CUDA_ERROR_INVALID_HANDLE. Defined in cuda_stream.c. */
 CUresult client_stream_handle(struct client *c, CUstream s, uint32_t *h);
 
+/* Mapped host memory works on a host (the local transport) whose worker
+ * maps regions (protocol 1.5), not in a VM: the guest's memory is not
+ * the worker's to map. */
+static inline int client_can_map_host(const struct client *c)
+{
+	return c->transport.sock >= 0 && c->transport.minor >= 5;
+}
+
+/* cuLaunchKernel with a thread-block cluster shape (NULL: none).
+ * Defined in cuda_launch.c. */
+CUresult client_launch(CUfunction f, const uint32_t grid[3],
+		       const uint32_t block[3], unsigned int sharedMemBytes,
+		       CUstream hStream, void **kernelParams, void **extra,
+		       const uint32_t *cluster);
+
+/* The id of a CUstream (cuStreamGetId); per_thread: NULL is the
+ * per-thread default stream. CUDA_ERROR_INVALID_HANDLE for anything not
+ * registered. Defined in cuda_stream.c. */
+CUresult client_stream_id(struct client *c, CUstream s, int per_thread,
+			  unsigned long long *id);
+
 /* Destroys every stream, event, library, device allocation and host
  * buffer of the process (cuDevicePrimaryCtxReset); a context must be
  * current. The first error, the rest destroyed anyway. Defined in

@@ -17,6 +17,7 @@ struct client_ctx {
 	CUdevice dev;
 	unsigned int flags;
 	int primary;
+	unsigned long long id; /* cuCtxGetId: unique in the process, from 1 */
 };
 
 /* The context at the top of this thread's stack, or NULL. */
@@ -25,6 +26,12 @@ CUcontext client_ctx_current(void);
 /* A new registered context; NULL without memory. */
 struct client_ctx *client_ctx_new(struct client *c, unsigned int flags,
 				  int primary);
+
+/* ctx (NULL: the current context) is a valid context of the process. */
+CUresult client_ctx_check(CUcontext ctx, struct client **c);
+
+/* The id of ctx (NULL: the current context), as cuCtxGetId gives it. */
+CUresult client_ctx_id(CUcontext ctx, unsigned long long *id);
 
 /* The device's primary context, made if need be, its references left
  * alone (cuda_context.c). */

@@ -294,6 +294,45 @@ out:
 	return err;
 }
 
+CUresult client_region_map_device(struct client_ring *r,
+				  struct client_region *reg)
+{
+	struct vgpu_sqe sqe = {
+		.opcode = VGPU_OP_HOST_REGION_ADDRESS,
+		.handle = reg->handle,
+	};
+	struct vgpu_cqe cqe;
+	void *want, *hold, *moved;
+	CUresult err = client_ring_call(r, &sqe, &cqe);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (cqe.r[1] != reg->size || !cqe.r[0] || cqe.r[0] % 4096)
+		return CUDA_ERROR_NOT_SUPPORTED; /* the worker's mistake */
+	want = (void *)(uintptr_t)cqe.r[0];
+	if (cqe.r[0] == reg->base)
+		goto mapped;
+	/* hold the range first, so that the move replaces nothing of the
+	 * program's: MREMAP_FIXED would unmap whatever lay there */
+	hold = mmap(want, (size_t)reg->size, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (hold != want) {
+		if (hold != MAP_FAILED)
+			munmap(hold, (size_t)reg->size); /* an old kernel */
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	moved = mremap((void *)(uintptr_t)reg->base, (size_t)reg->size,
+		       (size_t)reg->size, MREMAP_MAYMOVE | MREMAP_FIXED, want);
+	if (moved != want) {
+		munmap(hold, (size_t)reg->size);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	reg->base = cqe.r[0];
+mapped:
+	reg->mapped = 1;
+	return CUDA_SUCCESS;
+}
+
 CUresult client_region_destroy(struct client_ring *r,
 			       const struct client_region *reg)
 {

@@ -26,6 +26,8 @@ struct client_region {
 	uint64_t size;	 /* bytes mapped (the worker's r1) */
 	uint32_t handle; /* the worker's region, 0 = plain host memory */
 	uint64_t id;	 /* CU_POINTER_ATTRIBUTE_BUFFER_ID (set by add) */
+	int mapped; /* kernels use it at base (CU_MEMHOSTALLOC_DEVICEMAP) */
+	unsigned int flags; /* CU_MEMHOSTALLOC_* it was allocated with */
 };
 
 struct client_region_table {
@@ -67,6 +69,16 @@ long client_region_snapshot(struct client_region_table *t,
  */
 CUresult client_region_create(struct client_ring *r, uint64_t bytes,
 			      struct client_region *out);
+/*
+ * Maps a region just created into the device (mapped host memory): asks
+ * the worker where kernels find it and moves this process's mapping
+ * there, so that its host and device addresses are one, as CUDA's
+ * unified addressing promises. CUDA_ERROR_NOT_SUPPORTED when the worker
+ * cannot, or when that address is taken in this process; the mapping is
+ * then left where it was.
+ */
+CUresult client_region_map_device(struct client_ring *r,
+				  struct client_region *reg);
 /* Destroys the worker's region and unmaps it (unmapped whatever the
  * worker answers). */
 CUresult client_region_destroy(struct client_ring *r,

@@ -30,6 +30,7 @@ struct client_transport {
 	void *map;
 	uint64_t map_size;
 	char vgpu_name[VGPU_NAME_MAX]; /* pci: the device's vGPU */
+	unsigned int minor;	       /* the host's protocol minor version */
 };
 
 /*

@@ -299,6 +299,7 @@ int client_transport_connect(struct client_transport *t, const char *path,
 	}
 	if (map_ring(t, fds[0], reply.ring_size, err, errlen))
 		goto fail_fds;
+	t->minor = reply.minor;
 	close(fds[0]); /* the mapping keeps the memory */
 	t->submit_efd = fds[1];
 	t->complete_efd = fds[2];

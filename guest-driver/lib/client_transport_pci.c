@@ -171,6 +171,7 @@ int client_transport_open_pci(struct client_transport *t, const char *path,
 			 strerror(errno));
 		goto fail;
 	}
+	t->minor = info.version & 0xffff;
 	if (check_info(path, &info, name, err, errlen))
 		goto fail;
 	if (map_window(t, fd, path, info.ring_size, err, errlen))

@@ -26,6 +26,10 @@ struct ctx_stack {
 
 static __thread struct ctx_stack ctx_stack;
 
+/* the last context id handed out: ids are never reused, so a context
+ * made where another was gets another id */
+static unsigned long long ctx_last_id;
+
 CUcontext client_ctx_current(void)
 {
 	return ctx_stack.n ? ctx_stack.v[ctx_stack.n - 1] : NULL;
@@ -48,6 +52,7 @@ struct client_ctx *client_ctx_new(struct client *c, unsigned int flags,
 	x->dev = 0;
 	x->flags = flags;
 	x->primary = primary;
+	x->id = __atomic_add_fetch(&ctx_last_id, 1, __ATOMIC_RELAXED);
 	if (client_registry_add(&c->registry, &x->obj)) {
 		free(x);
 		return NULL;
@@ -247,6 +252,35 @@ static CUresult ctx_resolve(CUcontext ctx, struct client **c)
 	if (!ctx)
 		return client_ctx_require(*c);
 	return ctx_valid(*c, ctx) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult client_ctx_check(CUcontext ctx, struct client **c)
+{
+	return ctx_resolve(ctx, c);
+}
+
+CUresult client_ctx_id(CUcontext ctx, unsigned long long *id)
+{
+	struct client_obj *o;
+	struct client *c;
+	CUresult err = ctx_resolve(ctx, &c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!id)
+		return CUDA_ERROR_INVALID_VALUE;
+	o = client_registry_get(&c->registry, ctx ? ctx : client_ctx_current(),
+				CLIENT_OBJ_CTX);
+	if (!o)
+		return CUDA_ERROR_INVALID_CONTEXT; /* destroyed meanwhile */
+	*id = ((struct client_ctx *)o)->id;
+	client_obj_put(&c->registry, o);
+	return CUDA_SUCCESS;
+}
+
+VGPU_API CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
+{
+	return client_ctx_id(ctx, ctxId);
 }
 
 VGPU_API CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)

@@ -98,6 +98,9 @@ VGPU_API CUresult CUDAAPI cuDeviceGetAttribute(int *pi,
 		else if (attrib == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
 			v = (int)info->cc_minor;
 	}
+	/* the worker's GPU may map host memory; a VM cannot (cuda_memory.c) */
+	if (attrib == CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY)
+		v = v && client_can_map_host(c);
 	client_info_unlock(c);
 	*pi = v;
 	return CUDA_SUCCESS;

@@ -23,6 +23,7 @@ enum export_table_id {
 	EXPORT_LIBS_A,	  /* asked for by cuBLAS, cuFFT, PyTorch */
 	EXPORT_LIBS_B,	  /* asked for by cuBLAS */
 	EXPORT_TORCH,	  /* asked for by PyTorch */
+	EXPORT_LIBS_C,	  /* asked for by cuBLASLt (half precision) */
 	EXPORT_TABLES
 };
 

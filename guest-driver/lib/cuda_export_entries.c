@@ -15,6 +15,15 @@
  *   checks, slot 2: whether a context is a wrapped one (never here), and
  *       slot 3: nothing to report;
  *   integrity check, slot 1: cuda_export_integrity.c;
+ *   tools TLS {42d85a81-...}, slot 2: the calling thread's current
+ *       context (NULL when none);
+ *   libraries' table {21318c60-...}, slot 4: a context's id, as
+ *       cuCtxGetId gives it (cuBLASLt asks for both before it looks up
+ *       its heuristics, and gives up without them); slot 51: a stream
+ *       of a context resolved (NULL: the legacy default stream), and
+ *       slot 39: the id of a stream slot 51 resolved, as cuStreamGetId
+ *       gives it (cuBLASLt, before each launch: it keeps a workspace per
+ *       stream);
  *   libraries' table {6e163fbe-...}, slot 7: each function of a module
  *       to a callback (below).
  *
@@ -164,6 +173,59 @@ static CUresult checks_none(void)
 }
 
 /*
+ * {42d85a81-...} slot 2 (CUcontext *out, ...): what cuBLASLt passes
+ * after out varies (0 or 0x37, pointers) and NVIDIA's driver gave the
+ * current context whatever it was (tests/programs/ctx_entries.c).
+ */
+static CUresult tools_current_ctx(CUcontext *out)
+{
+	if (!out)
+		return CUDA_ERROR_INVALID_VALUE;
+	*out = client_ctx_current();
+	return CUDA_SUCCESS;
+}
+
+/* {21318c60-...} slot 4 (ctx, unsigned long long *id): cuCtxGetId. */
+static CUresult libs_ctx_id(CUcontext ctx, unsigned long long *id)
+{
+	return client_ctx_id(ctx, id);
+}
+
+/*
+ * {21318c60-...} slot 51 (ctx, stream, CUstream *out) and slot 39 (ctx,
+ * resolved, unsigned long long *id): NVIDIA's driver hands out its own
+ * stream object, which cuBLASLt passes back to slot 39 and does not
+ * read (tests/programs/driver_entries.c); ours is the stream's handle,
+ * with the legacy default stream for NULL.
+ */
+static CUresult libs_stream_resolve(CUcontext ctx, CUstream s, CUstream *out)
+{
+	unsigned long long id;
+	struct client *c;
+	CUresult err = client_ctx_check(ctx, &c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!out)
+		return CUDA_ERROR_INVALID_VALUE;
+	err = client_stream_id(c, s, 0, &id);
+	if (err == CUDA_SUCCESS)
+		*out = s ? s : CU_STREAM_LEGACY;
+	return err;
+}
+
+static CUresult libs_stream_id(CUcontext ctx, CUstream s,
+			       unsigned long long *id)
+{
+	struct client *c;
+	CUresult err = client_ctx_check(ctx, &c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	return client_stream_id(c, s, 0, id);
+}
+
+/*
  * {6e163fbe-...} slot 7 (ctx, module, fn, user): fn(user, f) for each
  * function f of the module; 1 when they could be listed, else 0. Read
  * off cuFFT, its one caller: it loads a module it built and passes a fn
@@ -202,5 +264,9 @@ void export_entries_install(const void *tables[][100])
 	tables[EXPORT_CHECKS][2] = (const void *)checks_context;
 	tables[EXPORT_CHECKS][3] = (const void *)checks_none;
 	tables[EXPORT_INTEGRITY][1] = (const void *)export_integrity_check;
+	tables[EXPORT_TOOLS_TLS][2] = (const void *)tools_current_ctx;
+	tables[EXPORT_LIBS_A][4] = (const void *)libs_ctx_id;
+	tables[EXPORT_LIBS_A][39] = (const void *)libs_stream_id;
+	tables[EXPORT_LIBS_A][51] = (const void *)libs_stream_resolve;
 	tables[EXPORT_LIBS_B][7] = (const void *)libs_each_function;
 }

@@ -2,12 +2,14 @@
 /*
  * cuLaunchKernel: the arguments are laid out in a data-area buffer by the
  * kernel's parameter layout and the launch is submitted without waiting;
- * its errors come with the next synchronizing call.
+ * its errors come with the next synchronizing call. cuLaunchKernelEx
+ * (cuda_launch_ex.c) adds a thread-block cluster shape.
  */
 #include "client.h"
 #include "client_api.h"
 #include "client_module.h"
 #include "client_params.h"
+#include "cuda_unsupported.h"
 
 /* The launch shape against the device's limits, where the worker gave
  * them (0 = unknown, not checked). */
@@ -39,14 +41,27 @@ static int shape_ok(const struct vgpu_device_info *info, const uint32_t g[3],
 	return tmax <= 0 || (uint64_t)b[0] * b[1] * b[2] <= (uint64_t)tmax;
 }
 
-VGPU_API CUresult CUDAAPI cuLaunchKernel(
-	CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-	unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-	unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-	void **kernelParams, void **extra)
+/*
+ * A cluster shape CUDA takes: edges of at least 1 (a shape of ones is no
+ * cluster), at most 16 blocks and a grid that is a multiple of it.
+ * Whether the kernel and the slice take it (more than 8 blocks needs the
+ * kernel's opt-in, a small slice may hold fewer) is the backend's to
+ * say, when the launch runs: like any launch error, at the next
+ * synchronizing call, where CUDA answers cuLaunchKernelEx itself.
+ */
+static int cluster_ok(const uint32_t g[3], const uint32_t c[3])
 {
-	const uint32_t grid[3] = {gridDimX, gridDimY, gridDimZ};
-	const uint32_t block[3] = {blockDimX, blockDimY, blockDimZ};
+	for (int i = 0; i < 3; i++)
+		if (!c[i] || c[i] > 16 || g[i] % c[i])
+			return 0;
+	return c[0] * c[1] * c[2] <= 16;
+}
+
+CUresult client_launch(CUfunction f, const uint32_t grid[3],
+		       const uint32_t block[3], unsigned int sharedMemBytes,
+		       CUstream hStream, void **kernelParams, void **extra,
+		       const uint32_t *cluster)
+{
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_LAUNCH};
 	struct client_push how = {.mode = CLIENT_SLOT_ASYNC};
 	struct client_kernel *k;
@@ -71,11 +86,30 @@ VGPU_API CUresult CUDAAPI cuLaunchKernel(
 		err = CUDA_ERROR_INVALID_VALUE;
 		goto out;
 	}
+	if (cluster && !cluster_ok(grid, cluster)) {
+		err = CUDA_ERROR_INVALID_CLUSTER_SIZE;
+		goto out;
+	}
+	if (cluster && c->transport.minor < VGPU_PROTO_MINOR_CLUSTERS) {
+		static int said;
+
+		cuda_say_once(&said,
+			      "cuLaunchKernelEx: clusters need protocol "
+			      "1.%d, the host speaks 1.%u "
+			      "(CUDA_ERROR_NOT_SUPPORTED)",
+			      VGPU_PROTO_MINOR_CLUSTERS, c->transport.minor);
+		err = CUDA_ERROR_NOT_SUPPORTED;
+		goto out;
+	}
 	sqe.handle = k->handle;
-	sqe.a[0] = gridDimX | (uint64_t)gridDimY << 32;
-	sqe.a[1] = gridDimZ | (uint64_t)blockDimX << 32;
-	sqe.a[2] = blockDimY | (uint64_t)blockDimZ << 32;
+	sqe.a[0] = grid[0] | (uint64_t)grid[1] << 32;
+	sqe.a[1] = grid[2] | (uint64_t)block[0] << 32;
+	sqe.a[2] = block[1] | (uint64_t)block[2] << 32;
 	sqe.a[3] = sharedMemBytes;
+	if (cluster)
+		sqe.a[3] |= (uint64_t)cluster[0] << 32 |
+			    (uint64_t)cluster[1] << 40 |
+			    (uint64_t)cluster[2] << 48;
 	bytes = k->layout.param_bytes;
 
 	client_ring_lock(r);
@@ -106,4 +140,17 @@ unlock:
 out:
 	client_obj_put(&c->registry, o);
 	return err;
+}
+
+VGPU_API CUresult CUDAAPI cuLaunchKernel(
+	CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+	unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+	unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+	void **kernelParams, void **extra)
+{
+	const uint32_t grid[3] = {gridDimX, gridDimY, gridDimZ};
+	const uint32_t block[3] = {blockDimX, blockDimY, blockDimZ};
+
+	return client_launch(f, grid, block, sharedMemBytes, hStream,
+			     kernelParams, extra, NULL);
 }

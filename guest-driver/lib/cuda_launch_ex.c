@@ -4,15 +4,18 @@
  * itself is cuLaunchKernel's. Attributes that are hints, or that ask for
  * what every vGPU launch is anyway, are accepted: access policy windows,
  * synchronization and scheduling policies, priority, memory-sync domains,
- * preferred cluster shapes and carveouts, and a cluster of one block.
- * The events a launch is to trigger are recorded after it (on the GPU a
- * programmatic event may fire earlier; later is always correct). A
- * cooperative launch and clusters of several blocks are not served yet
- * (issue 18): CUDA_ERROR_NOT_SUPPORTED and one stderr line naming the
- * attribute; an attribute cuda.h does not define is CUDA_ERROR_INVALID_VALUE.
+ * preferred cluster shapes and carveouts. A cluster shape goes to the
+ * worker with the launch (the GPU runs its blocks together; the
+ * simulator checks the shape and runs them as it runs any). The events a
+ * launch is to trigger are recorded after it (on the GPU a programmatic
+ * event may fire earlier; later is always correct). A cooperative launch
+ * is not served yet (issue 18): CUDA_ERROR_NOT_SUPPORTED and one stderr
+ * line naming the attribute; an attribute cuda.h does not define is
+ * CUDA_ERROR_INVALID_VALUE.
  */
 #include <stdio.h>
 
+#include "client.h"
 #include "client_api.h"
 #include "cuda_unsupported.h"
 
@@ -30,9 +33,9 @@ static CUresult refuse(int *said, const char *what)
 }
 
 static CUresult attr_check(const CUlaunchAttribute *a, CUevent *ev,
-			   unsigned int *nev)
+			   unsigned int *nev, uint32_t cluster[3])
 {
-	static int said_coop, said_cluster, said_node;
+	static int said_coop, said_node;
 	const CUlaunchAttributeValue *v = &a->value;
 
 	switch (a->id) {
@@ -53,10 +56,10 @@ static CUresult attr_check(const CUlaunchAttribute *a, CUevent *ev,
 			       ? refuse(&said_coop, "a cooperative launch")
 			       : CUDA_SUCCESS;
 	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
-		if (v->clusterDim.x <= 1 && v->clusterDim.y <= 1 &&
-		    v->clusterDim.z <= 1)
-			return CUDA_SUCCESS;
-		return refuse(&said_cluster, "clusters of several blocks");
+		cluster[0] = v->clusterDim.x;
+		cluster[1] = v->clusterDim.y;
+		cluster[2] = v->clusterDim.z;
+		return CUDA_SUCCESS;
 	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
 	case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
 		if (*nev == LAUNCH_EX_EVENTS)
@@ -77,20 +80,29 @@ VGPU_API CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config,
 					   void **extra)
 {
 	CUevent ev[LAUNCH_EX_EVENTS];
+	uint32_t cluster[3] = {1, 1, 1}, grid[3], block[3];
 	unsigned int nev = 0, i;
+	int noc;
 	CUresult err;
 
 	if (!config || (config->numAttrs && !config->attrs))
 		return CUDA_ERROR_INVALID_VALUE;
 	for (i = 0; i < config->numAttrs; i++) {
-		err = attr_check(&config->attrs[i], ev, &nev);
+		err = attr_check(&config->attrs[i], ev, &nev, cluster);
 		if (err != CUDA_SUCCESS)
 			return err;
 	}
-	err = cuLaunchKernel(
-		f, config->gridDimX, config->gridDimY, config->gridDimZ,
-		config->blockDimX, config->blockDimY, config->blockDimZ,
-		config->sharedMemBytes, config->hStream, kernelParams, extra);
+	grid[0] = config->gridDimX;
+	grid[1] = config->gridDimY;
+	grid[2] = config->gridDimZ;
+	block[0] = config->blockDimX;
+	block[1] = config->blockDimY;
+	block[2] = config->blockDimZ;
+	/* a shape of ones (or 0s, as before clusters) is no cluster */
+	noc = cluster[0] <= 1 && cluster[1] <= 1 && cluster[2] <= 1;
+	err = client_launch(f, grid, block, config->sharedMemBytes,
+			    config->hStream, kernelParams, extra,
+			    noc ? NULL : cluster);
 	for (i = 0; err == CUDA_SUCCESS && i < nev; i++)
 		err = cuEventRecord(ev[i], config->hStream);
 	return err;

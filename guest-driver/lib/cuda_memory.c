@@ -19,6 +19,14 @@
  * memory instead, copied in chunks as any host memory; so does a region
  * the worker refuses because its caps on pinned memory (per client, per
  * vGPU) are reached.
+ *
+ * Mapped host memory (CU_MEMHOSTALLOC_DEVICEMAP) is a region the worker
+ * maps into the device too, at one address for host and device (the
+ * worker's, where this process moves its mapping): kernels read and
+ * write it there. Only on a host (the local transport): in a VM the
+ * guest's memory is not the worker's to map, so there it is
+ * CUDA_ERROR_NOT_SUPPORTED, and CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
+ * says 0 (docs/DESIGN.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +137,74 @@ static CUresult host_alloc_plain(struct client *c, size_t bytes, void **pp)
 	return CUDA_SUCCESS;
 }
 
+/* Says once why mapped host memory was refused. */
+static CUresult mapped_refused(const char *why, CUresult err)
+{
+	static int said;
+
+	cuda_say_once(&said,
+		      "cuMemHostAlloc: memory mapped into the device "
+		      "(CU_MEMHOSTALLOC_DEVICEMAP) is not available: %s",
+		      why);
+	return err;
+}
+
+/* A region mapped into the device too; no plain-memory fallback: the
+ * device could not reach it. */
+static CUresult host_alloc_mapped(struct client *c, void **pp, size_t bytes,
+				  unsigned int flags)
+{
+	struct client_region reg;
+	CUresult err;
+
+	if (!client_can_map_host(c))
+		return mapped_refused(
+			"a vGPU in a VM cannot address the "
+			"guest's memory (CUDA_ERROR_NOT_SUPPORTED)",
+			CUDA_ERROR_NOT_SUPPORTED);
+	if (bytes > VGPU_HOST_REGION_MAX_BYTES)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	err = client_region_create(&c->ring, bytes, &reg);
+	if (err == CUDA_ERROR_NOT_SUPPORTED)
+		return mapped_refused("the worker has no host regions "
+				      "(CUDA_ERROR_NOT_SUPPORTED)",
+				      err);
+	/*
+	 * The worker's caps on pinned memory are reached. NVIDIA's runtime
+	 * asks for DEVICEMAP with every cudaMallocHost where the device maps
+	 * host memory, and most programs only copy through the buffer: they
+	 * get plain memory, as with an unmapped request; one that asks for
+	 * its device pointer gets CUDA_ERROR_INVALID_VALUE then.
+	 */
+	if (err == CUDA_ERROR_OUT_OF_MEMORY) {
+		static int said;
+
+		cuda_say_once(&said,
+			      "cuMemHostAlloc: the vGPU's pinned memory is "
+			      "used up: buffers from now on are not mapped "
+			      "into the device (CU_MEMHOSTALLOC_DEVICEMAP "
+			      "dropped)");
+		return host_alloc_plain(c, bytes, pp);
+	}
+	if (err != CUDA_SUCCESS)
+		return err;
+	err = client_region_map_device(&c->ring, &reg);
+	if (err != CUDA_SUCCESS) {
+		client_region_destroy(&c->ring, &reg);
+		return mapped_refused("the worker cannot map it, or its "
+				      "device address is taken in this process "
+				      "(CUDA_ERROR_NOT_SUPPORTED)",
+				      err);
+	}
+	reg.flags = flags;
+	if (client_region_add(&c->regions, &reg)) {
+		client_region_destroy(&c->ring, &reg);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*pp = (void *)(uintptr_t)reg.base;
+	return CUDA_SUCCESS;
+}
+
 /* A host region of bytes, or plain memory when the worker has none. */
 static CUresult host_alloc(void **pp, size_t bytes, unsigned int flags)
 {
@@ -143,17 +219,8 @@ static CUresult host_alloc(void **pp, size_t bytes, unsigned int flags)
 				     CU_MEMHOSTALLOC_DEVICEMAP |
 				     CU_MEMHOSTALLOC_WRITECOMBINED)))
 		return CUDA_ERROR_INVALID_VALUE;
-	/* the vGPU cannot address host memory: no mapped buffers */
-	if (flags & CU_MEMHOSTALLOC_DEVICEMAP) {
-		static int said;
-
-		cuda_say_once(&said,
-			      "cuMemHostAlloc: memory mapped into the "
-			      "device (CU_MEMHOSTALLOC_DEVICEMAP) is not "
-			      "supported on a vGPU "
-			      "(CUDA_ERROR_NOT_SUPPORTED)");
-		return CUDA_ERROR_NOT_SUPPORTED;
-	}
+	if (flags & CU_MEMHOSTALLOC_DEVICEMAP)
+		return host_alloc_mapped(c, pp, bytes, flags);
 	if (bytes > VGPU_HOST_REGION_MAX_BYTES ||
 	    __atomic_load_n(&c->regions.unsupported, __ATOMIC_RELAXED))
 		return host_alloc_plain(c, bytes, pp);
@@ -170,11 +237,48 @@ static CUresult host_alloc(void **pp, size_t bytes, unsigned int flags)
 		return host_alloc_plain(c, bytes, pp);
 	if (err != CUDA_SUCCESS)
 		return err;
+	reg.flags = flags;
 	if (client_region_add(&c->regions, &reg)) {
 		client_region_destroy(&c->ring, &reg);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	*pp = (void *)(uintptr_t)reg.base;
+	return CUDA_SUCCESS;
+}
+
+/* A mapped buffer's device address: its own (unified addressing). */
+VGPU_API CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p,
+						    unsigned int Flags)
+{
+	struct client_region reg;
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!pdptr || Flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!client_region_find(&c->regions, (uint64_t)(uintptr_t)p, 0, &reg) ||
+	    !reg.mapped)
+		return CUDA_ERROR_INVALID_VALUE; /* as CUDA: not mapped */
+	*pdptr = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
+/* The flags a page-locked buffer was allocated with. */
+VGPU_API CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
+{
+	struct client_region reg;
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!pFlags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!client_region_find(&c->regions, (uint64_t)(uintptr_t)p, 0, &reg))
+		return CUDA_ERROR_INVALID_VALUE;
+	*pFlags = reg.flags;
 	return CUDA_SUCCESS;
 }
 

@@ -21,6 +21,7 @@
 #include "client_image.h"
 #include "client_module.h"
 #include "client_params.h"
+#include "client_trace.h"
 
 static void kernel_release(struct client_obj *o)
 {
@@ -154,9 +155,17 @@ static CUresult library_load_image(const void *image, int in_ctx,
 	if (err != CUDA_SUCCESS)
 		return err;
 	err = client_image_span(image, &start, &size);
-	if (err != CUDA_SUCCESS)
-		return err;
-	return library_load(c, start, size, in_ctx, out);
+	if (err == CUDA_SUCCESS)
+		err = library_load(c, start, size, in_ctx, out);
+	if (err != CUDA_SUCCESS && image && client_trace_on())
+		client_trace("%s of the image at %p (%02x %02x %02x %02x ...) "
+			     "-> %d\n",
+			     in_ctx ? "module load" : "library load", image,
+			     ((const unsigned char *)image)[0],
+			     ((const unsigned char *)image)[1],
+			     ((const unsigned char *)image)[2],
+			     ((const unsigned char *)image)[3], (int)err);
+	return err;
 }
 
 /* Answers the JIT options that are outputs: empty logs, no time. */
@@ -300,16 +309,31 @@ VGPU_API CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule *module,
 	return module_load_data(module, fatCubin);
 }
 
-/* cuLibraryLoad*'s option arrays: present when counted; the JIT's
- * outputs answered. */
+/*
+ * cuLibraryLoad*'s option arrays: present when counted; the JIT's
+ * outputs answered. Each library option must be one cuda.h names.
+ * CU_LIBRARY_BINARY_IS_PRESERVED (a hint we need not take: the worker
+ * keeps its own copy) has no value, so its values array may be NULL, as
+ * cuBLASLt passes it; from a file it is refused, as documented.
+ */
 static int library_options_ok(CUlibrary *library, CUjit_option *jit,
 			      void **jit_values, unsigned int njit,
 			      CUlibraryOption *lib_opts, void **lib_values,
-			      unsigned int nlib)
+			      unsigned int nlib, int from_file)
 {
-	if (!library || (njit && (!jit || !jit_values)) ||
-	    (nlib && (!lib_opts || !lib_values)))
+	if (!library || (njit && (!jit || !jit_values)) || (nlib && !lib_opts))
 		return 0;
+	for (unsigned int i = 0; i < nlib; i++) {
+		if (lib_opts[i] == CU_LIBRARY_BINARY_IS_PRESERVED) {
+			if (from_file)
+				return 0;
+		} else if (
+			lib_opts[i] !=
+				CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE ||
+			!lib_values) {
+			return 0;
+		}
+	}
 	jit_outputs(njit, jit, jit_values);
 	return 1;
 }
@@ -325,7 +349,7 @@ cuLibraryLoadData(CUlibrary *library, const void *code,
 
 	if (!library_options_ok(library, jitOptions, jitOptionsValues,
 				numJitOptions, libraryOptions,
-				libraryOptionValues, numLibraryOptions))
+				libraryOptionValues, numLibraryOptions, 0))
 		return CUDA_ERROR_INVALID_VALUE;
 	err = library_load_image(code, 0, &l);
 	if (err == CUDA_SUCCESS)
@@ -344,7 +368,7 @@ VGPU_API CUresult CUDAAPI cuLibraryLoadFromFile(
 
 	if (!library_options_ok(library, jitOptions, jitOptionsValues,
 				numJitOptions, libraryOptions,
-				libraryOptionValues, numLibraryOptions))
+				libraryOptionValues, numLibraryOptions, 1))
 		return CUDA_ERROR_INVALID_VALUE;
 	err = library_load_file(fileName, 0, &l);
 	if (err == CUDA_SUCCESS)

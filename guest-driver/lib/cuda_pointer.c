@@ -3,9 +3,10 @@
  * cuPointerGetAttribute(s): what a pointer is, from this process's own
  * tables: device memory when it lies in one of its allocations
  * (cuMemAlloc), host memory when it lies in one of its page-locked
- * buffers (cuMemAllocHost/cuMemHostAlloc), unknown otherwise. The vGPU
- * cannot address host memory, so a host buffer has no device pointer;
- * nothing is managed, and every pointer belongs to device 0.
+ * buffers (cuMemAllocHost/cuMemHostAlloc), unknown otherwise. A host
+ * buffer has a device pointer, its own address, only when it is mapped
+ * (CU_MEMHOSTALLOC_DEVICEMAP); nothing is managed, and every pointer
+ * belongs to device 0.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 struct pointer_info {
 	CUmemorytype type; /* 0: not ours */
 	uint64_t base, size, id;
+	int mapped; /* a host buffer the device reaches at its address */
 };
 
 static void pointer_lookup(struct client *c, CUdeviceptr ptr,
@@ -37,6 +39,7 @@ static void pointer_lookup(struct client *c, CUdeviceptr ptr,
 		pi->base = reg.base;
 		pi->size = reg.size;
 		pi->id = reg.id;
+		pi->mapped = reg.mapped;
 	}
 }
 
@@ -92,7 +95,7 @@ static CUresult pointer_attr(const struct pointer_info *pi, CUdeviceptr ptr,
 		u = pi->type;
 		break;
 	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-		if (!dev)
+		if (!dev && !pi->mapped)
 			return CUDA_ERROR_INVALID_VALUE;
 		v = ptr;
 		memcpy(data, &v, sizeof(v));

@@ -15,27 +15,47 @@ struct client_stream {
 	struct client_obj obj;
 	uint32_t handle;
 	unsigned int flags;
+	unsigned long long id; /* cuStreamGetId */
 };
+
+/*
+ * Stream ids (cuStreamGetId): the legacy default stream is 1 and the
+ * per-thread one 2 (every thread's: here they are one stream, the
+ * worker's default); created streams count on from 3 and an id is never
+ * reused, so a stream made where another was gets a new one.
+ */
+enum { STREAM_ID_LEGACY = 1, STREAM_ID_PER_THREAD = 2 };
+static unsigned long long stream_last_id = STREAM_ID_PER_THREAD;
 
 static void stream_release(struct client_obj *o)
 {
 	free(o);
 }
 
+/* A created stream's worker handle and id (either may be NULL). */
+static CUresult stream_find(struct client *c, CUstream s, uint32_t *h,
+			    unsigned long long *id)
+{
+	struct client_obj *o =
+		client_registry_get(&c->registry, s, CLIENT_OBJ_STREAM);
+
+	if (!o)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (h)
+		*h = ((struct client_stream *)o)->handle;
+	if (id)
+		*id = ((struct client_stream *)o)->id;
+	client_obj_put(&c->registry, o);
+	return CUDA_SUCCESS;
+}
+
 CUresult client_stream_handle(struct client *c, CUstream s, uint32_t *h)
 {
-	struct client_obj *o;
-
 	if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) {
 		*h = 0;
 		return CUDA_SUCCESS;
 	}
-	o = client_registry_get(&c->registry, s, CLIENT_OBJ_STREAM);
-	if (!o)
-		return CUDA_ERROR_INVALID_HANDLE;
-	*h = ((struct client_stream *)o)->handle;
-	client_obj_put(&c->registry, o);
-	return CUDA_SUCCESS;
+	return stream_find(c, s, h, NULL);
 }
 
 VGPU_API CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
@@ -64,6 +84,7 @@ VGPU_API CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
 	st->obj.release = stream_release;
 	st->handle = (uint32_t)cqe.r[0];
 	st->flags = Flags;
+	st->id = __atomic_add_fetch(&stream_last_id, 1, __ATOMIC_RELAXED);
 	if (client_registry_add(&c->registry, &st->obj)) {
 		sqe = (struct vgpu_sqe){.opcode = VGPU_OP_STREAM_DESTROY,
 					.handle = st->handle};
@@ -162,4 +183,44 @@ VGPU_API CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int *priority)
 	if (err == CUDA_SUCCESS)
 		*priority = 0;
 	return err;
+}
+
+CUresult client_stream_id(struct client *c, CUstream s, int per_thread,
+			  unsigned long long *id)
+{
+	if (!id)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (s == CU_STREAM_PER_THREAD || (!s && per_thread)) {
+		*id = STREAM_ID_PER_THREAD;
+		return CUDA_SUCCESS;
+	}
+	if (!s || s == CU_STREAM_LEGACY) {
+		*id = STREAM_ID_LEGACY;
+		return CUDA_SUCCESS;
+	}
+	return stream_find(c, s, NULL, id);
+}
+
+static CUresult stream_get_id(CUstream hStream, int per_thread,
+			      unsigned long long *id)
+{
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	return client_stream_id(c, hStream, per_thread, id);
+}
+
+VGPU_API CUresult CUDAAPI cuStreamGetId(CUstream hStream,
+					unsigned long long *streamId)
+{
+	return stream_get_id(hStream, 0, streamId);
+}
+
+/* NULL is the calling thread's per-thread default stream here. */
+VGPU_API CUresult CUDAAPI cuStreamGetId_ptsz(CUstream hStream,
+					     unsigned long long *streamId)
+{
+	return stream_get_id(hStream, 1, streamId);
 }

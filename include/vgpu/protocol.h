@@ -34,9 +34,10 @@
 
 #include <stdint.h>
 
-#define VGPU_PROTO_MAGIC 0x55504756u /* "VGPU" little-endian */
-#define VGPU_PROTO_MAJOR 1	     /* incompatible changes bump this */
-#define VGPU_PROTO_MINOR 4	     /* compatible additions bump this */
+#define VGPU_PROTO_MAGIC	  0x55504756u /* "VGPU" little-endian */
+#define VGPU_PROTO_MAJOR	  1 /* incompatible changes bump this */
+#define VGPU_PROTO_MINOR	  5 /* compatible additions bump this */
+#define VGPU_PROTO_MINOR_CLUSTERS 5 /* LAUNCH's cluster shape */
 
 #define VGPU_NAME_MAX	     64	 /* vGPU names, including the NUL */
 #define VGPU_MESSAGE_MAX     256 /* human-readable error text, with NUL */
@@ -177,7 +178,10 @@ enum vgpu_opcode {
 	VGPU_OP_LIBRARY_GET_KERNEL = 23,
 	/* handle = kernel, stream = stream; a0 = gridX | gridY << 32,
 	 * a1 = gridZ | blockX << 32, a2 = blockY | blockZ << 32,
-	 * a3 = shared memory bytes, a4 = data offset of the parameter
+	 * a3 = shared memory bytes | clusterX << 32 | clusterY << 40 |
+	 * clusterZ << 48 (minor version 5: a thread-block cluster shape,
+	 * each edge 1 to 16 and at most 16 blocks, the grid a multiple of
+	 * it; all three 0: no cluster), a4 = data offset of the parameter
 	 * buffer laid out as struct vgpu_kernel_info says, a5 = its bytes */
 	VGPU_OP_LAUNCH = 24,
 	/* handle = library, a0 = data offset of a NUL-terminated name of a
@@ -257,6 +261,12 @@ enum vgpu_opcode {
 	 * the copy is done. */
 	VGPU_OP_MEMCPY_REGION_HTOD = 52,
 	VGPU_OP_MEMCPY_REGION_DTOH = 53,
+	/* Mapped host memory (minor version 5): handle = region -> r0 = the
+	 * device address of its first byte (kernels may read and write the
+	 * region there; the worker's own address, as unified addressing
+	 * has it), r1 = its size. CUDA_ERROR_NOT_SUPPORTED where the
+	 * backend cannot map it into the device. */
+	VGPU_OP_HOST_REGION_ADDRESS = 54,
 
 	/*
 	 * A library's kernels (minor version 4): handle = library, a0 =

@@ -60,11 +60,13 @@ for kind in static shared; do
 		nv a "$d/func_attrs_rt"
 	tap_run "$kind: pinned_many_rt (pinned buffers)" \
 		nv a "$d/pinned_many_rt"
+	tap_run "$kind: mapped_rt (zero-copy host memory read and written by a kernel)" \
+		nv a "$d/mapped_rt"
 	tap_run "$kind: streams_overlap_rt (4 streams, pinned buffers, async copies)" \
 		nv a "$d/streams_overlap_rt" $((1 << 20)) 4
 	tap_run "$kind: errors_rt (launch, allocation and unsupported-call errors)" \
 		nv a "$d/errors_rt"
-	tap_run "$kind: launch_ex_rt (cudaLaunchKernelEx, attributes, refusals)" \
+	tap_run "$kind: launch_ex_rt (cudaLaunchKernelEx, attributes, clusters, refusals)" \
 		nv a "$d/launch_ex_rt"
 	tap_run "$kind: memory_2d_rt (cudaMallocPitch, 2D copies and fills)" \
 		nv a "$d/memory_2d_rt"

@@ -33,6 +33,10 @@ tap_run "library_query: kernels listed and named, clusters, buffer ids" \
 	client a "$(prog library_query)"
 tap_run "limits: cuCtxGetLimit/SetLimit, a quarter of the memory at most" \
 	client a "$(prog limits)"
+tap_run "driver_entries: cuBLASLt's context and stream entries, and their ids" \
+	client a "$(prog driver_entries)"
+tap_run "mapped_host: a kernel reads and writes mapped host memory, no copy" \
+	client a "$(prog mapped_host)"
 tap_run "alloc_many: 10,000 allocations of 256 B in a 64 MiB vGPU" \
 	client small "$(prog alloc_many)" 10000 256
 tap_run "long_copy: repeated 32 MiB copies for 2 s" \

@@ -8,7 +8,8 @@
  *     cuKernelGetName); an enumerated function launches;
  *   - thread-block cluster attributes (cuFuncSetAttribute) and cluster
  *     occupancy (cuOccupancyMaxActiveClusters,
- *     cuOccupancyMaxPotentialClusterSize), bad values refused;
+ *     cuOccupancyMaxPotentialClusterSize), bad values refused, and
+ *     launches in clusters (cuLaunchKernelEx) that add right;
  *   - CU_POINTER_ATTRIBUTE_BUFFER_ID: one per allocation, never reused.
  * Prints "library_query: OK".
  */
@@ -88,6 +89,64 @@ static void contents(void)
 	CHECK(cuLibraryUnload(lib));
 }
 
+/* vecAdd launched in clusters by cuLaunchKernelEx: right sums in
+ * clusters of 2 and of the largest the slice takes (opted in: 16 on a
+ * whole H200, 8 on an MPS slice of 32 SMs), bad shapes refused. */
+static void cluster_launches(CUfunction f, int largest)
+{
+	enum { N = 1024 };
+	static float a[N], b[N], c[N];
+	CUlaunchAttribute at = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+	CUlaunchConfig cfg = {.gridDimX = N / 64,
+			      .gridDimY = 1,
+			      .gridDimZ = 1,
+			      .blockDimX = 64,
+			      .blockDimY = 1,
+			      .blockDimZ = 1,
+			      .attrs = &at,
+			      .numAttrs = 1};
+	const unsigned int shapes[2] = {2, (unsigned int)largest};
+	CUdeviceptr da, db, dc;
+	int n = N, i, s, ok;
+	void *args[] = {&da, &db, &dc, &n};
+
+	for (i = 0; i < N; i++) {
+		a[i] = (float)i;
+		b[i] = (float)(3 * i);
+	}
+	CHECK(cuMemAlloc(&da, sizeof(a)));
+	CHECK(cuMemAlloc(&db, sizeof(b)));
+	CHECK(cuMemAlloc(&dc, sizeof(c)));
+	CHECK(cuMemcpyHtoD(da, a, sizeof(a)));
+	CHECK(cuMemcpyHtoD(db, b, sizeof(b)));
+	for (s = 0; s < 2; s++) {
+		at.value.clusterDim.x = shapes[s];
+		at.value.clusterDim.y = 1;
+		at.value.clusterDim.z = 1;
+		CHECK(cuMemsetD32(dc, 0, N));
+		CHECK(cuLaunchKernelEx(&cfg, f, args, NULL));
+		CHECK(cuMemcpyDtoH(c, dc, sizeof(c)));
+		for (ok = 1, i = 0; i < N; i++)
+			ok &= c[i] == a[i] + b[i];
+		expect(ok, s ? "a launch in clusters of the largest size "
+			       "adds right"
+			     : "a launch in clusters of 2 blocks adds right");
+	}
+	at.value.clusterDim.x = 3; /* 16 blocks */
+	expect(cuLaunchKernelEx(&cfg, f, args, NULL) ==
+		       CUDA_ERROR_INVALID_CLUSTER_SIZE,
+	       "clusters of 3 over 16 blocks: CUDA_ERROR_INVALID_CLUSTER_SIZE");
+	at.value.clusterDim.x = 32;
+	cfg.gridDimX = 32;
+	expect(cuLaunchKernelEx(&cfg, f, args, NULL) ==
+		       CUDA_ERROR_INVALID_CLUSTER_SIZE,
+	       "clusters of 32 blocks: CUDA_ERROR_INVALID_CLUSTER_SIZE");
+	CHECK(cuCtxSynchronize());
+	CHECK(cuMemFree(da));
+	CHECK(cuMemFree(db));
+	CHECK(cuMemFree(dc));
+}
+
 static void clusters(void)
 {
 	CUlaunchAttribute at = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
@@ -133,6 +192,10 @@ static void clusters(void)
 	expect(cuOccupancyMaxActiveClusters(NULL, f, &cfg) ==
 		       CUDA_ERROR_INVALID_VALUE,
 	       "a NULL output is CUDA_ERROR_INVALID_VALUE");
+	if (size == 2 || size == 4 || size == 8 || size == 16)
+		cluster_launches(f, size); /* dividing the 16 blocks */
+	else
+		expect(0, "the largest cluster divides 16 blocks");
 	CHECK(cuModuleUnload(mod));
 }
 

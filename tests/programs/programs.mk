@@ -13,6 +13,10 @@ TEST_PROGRAMS += hostfn_threads
 TEST_PROGRAMS += occupancy limits
 # what CUDA's libraries ask while they set up (issue 17)
 TEST_PROGRAMS += library_query
+# the private-table entries cuBLASLt calls, against the public calls (issue 17)
+TEST_PROGRAMS += driver_entries
+# mapped (zero-copy) host memory (issue 18)
+TEST_PROGRAMS += mapped_host
 TEST_PROGRAM_BINS := $(TEST_PROGRAMS:%=$(BUILD)/tests/programs/%)
 
 all: $(TEST_PROGRAM_BINS)

@@ -5,8 +5,9 @@
  * memory and stream from the configuration, the result checked against
  * the CPU. Attributes that only hint (priority, programmatic stream
  * serialization) are accepted; a launch completion event fires; a
- * cooperative launch and a cluster of two blocks fail with
- * cudaErrorNotSupported (not sticky).
+ * cluster of two blocks runs, and one that does not divide the grid is
+ * an error; a cooperative launch fails with cudaErrorNotSupported (not
+ * sticky).
  */
 #include "rt_check.h"
 
@@ -94,22 +95,34 @@ int main(void)
 	       "with priority, serialization and a completion event: "
 	       "reversed back");
 
-	/* refused: cooperative, a cluster of two */
+	/* refused: cooperative */
 	attrs[0].id = cudaLaunchAttributeCooperative;
 	attrs[0].val.cooperative = 1;
 	cfg.numAttrs = 1;
 	expect(cudaLaunchKernelEx(&cfg, reverseChunks, d, per_block) ==
 		       cudaErrorNotSupported,
 	       "a cooperative launch: cudaErrorNotSupported");
+	expect(cudaGetLastError() == cudaErrorNotSupported,
+	       "cudaGetLastError says so (and clears it)");
+
+	/* clusters: of two blocks it runs; a grid that is not a multiple
+	 * of the cluster is refused */
 	attrs[0].id = cudaLaunchAttributeClusterDimension;
 	attrs[0].val.clusterDim.x = 2;
 	attrs[0].val.clusterDim.y = 1;
 	attrs[0].val.clusterDim.z = 1;
-	expect(cudaLaunchKernelEx(&cfg, reverseChunks, d, per_block) ==
-		       cudaErrorNotSupported,
-	       "a cluster of 2 blocks: cudaErrorNotSupported");
-	expect(cudaGetLastError() == cudaErrorNotSupported,
-	       "cudaGetLastError says so (and clears it)");
+	CHECK(cudaLaunchKernelEx(&cfg, reverseChunks, d, per_block));
+	CHECK(cudaStreamSynchronize(s));
+	CHECK(cudaMemcpy(h, d, n * sizeof(int), cudaMemcpyDeviceToHost));
+	expect(reversed(h, n, per_block, 3),
+	       "in clusters of 2 blocks: reversed again");
+	attrs[0].val.clusterDim.x = 3; /* 64 blocks */
+	err = cudaLaunchKernelEx(&cfg, reverseChunks, d, per_block);
+	printf("# clusters of 3 over 64 blocks: %s\n", cudaGetErrorName(err));
+	expect(err == cudaErrorInvalidClusterSize,
+	       "clusters of 3 blocks over 64: cudaErrorInvalidClusterSize "
+	       "(as natively)");
+	cudaGetLastError();
 
 	/* a bad configuration is CUDA's error, and not sticky either */
 	cfg.numAttrs = 0;
@@ -125,7 +138,7 @@ int main(void)
 	CHECK(cudaLaunchKernelEx(&cfg, reverseChunks, d, per_block));
 	CHECK(cudaDeviceSynchronize());
 	CHECK(cudaMemcpy(h, d, n * sizeof(int), cudaMemcpyDeviceToHost));
-	expect(reversed(h, n, per_block, 3),
+	expect(reversed(h, n, per_block, 4),
 	       "after the refusals, on the default stream: reversed again");
 
 	CHECK(cudaFree(d));

@@ -2,7 +2,8 @@
 /*
  * small_calls_rt: the runtime's small calls on a vGPU.
  * cudaPointerGetAttributes tells device memory (cudaMalloc), pinned host
- * memory (cudaMallocHost: no device pointer, the vGPU cannot address it)
+ * memory (cudaMallocHost: mapped at its own address where the device maps
+ * host memory, as on a host; no device pointer in a VM)
  * and unknown host memory (cudaMemoryTypeUnregistered, cudaSuccess) apart;
  * one device cannot peer with itself; cache and shared memory
  * configurations are accepted hints; the profiler switches succeed;
@@ -40,7 +41,7 @@ static void expect(int ok, const char *what)
 static void pointers(void)
 {
 	struct cudaPointerAttributes a;
-	int *d, *pinned, stack = 0;
+	int *d, *pinned, stack = 0, can_map = 0;
 
 	CHECK(cudaMalloc(&d, 4096));
 	CHECK(cudaMallocHost(&pinned, 4096));
@@ -48,10 +49,15 @@ static void pointers(void)
 	expect(a.type == cudaMemoryTypeDevice && a.device == 0 &&
 		       a.devicePointer == d + 10 && !a.hostPointer,
 	       "cudaMalloc'd: device memory of device 0");
+	CHECK(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, 0));
 	CHECK(cudaPointerGetAttributes(&a, pinned));
+	/* where the device maps host memory, the runtime maps every pinned
+	 * buffer, at its own address (unified addressing), as natively */
 	expect(a.type == cudaMemoryTypeHost && a.device == 0 &&
-		       a.hostPointer == pinned && !a.devicePointer,
-	       "cudaMallocHost'd: host memory, no device pointer");
+		       a.hostPointer == pinned &&
+		       a.devicePointer == (can_map ? pinned : NULL),
+	       can_map ? "cudaMallocHost'd: host memory, mapped at its address"
+		       : "cudaMallocHost'd: host memory, no device pointer");
 	CHECK(cudaPointerGetAttributes(&a, &stack));
 	expect(a.type == cudaMemoryTypeUnregistered && !a.devicePointer &&
 		       !a.hostPointer,

@@ -857,6 +857,12 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX,
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+				  void **kernelParams, void **extra)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 CUresult CUDAAPI cuKernelGetAttribute(int *pi, CUfunction_attribute attrib,
 				      CUkernel kernel, CUdevice dev)
 {

@@ -159,7 +159,8 @@ static void launch1d(struct fixture *f, struct backend_kernel *k,
 	const uint32_t grid[3] = {blocks, 1, 1};
 	const uint32_t block[3] = {threads, 1, 1};
 
-	assert_int_equal(ops->launch(f->b, k, grid, block, 0, s, params), 0);
+	assert_int_equal(ops->launch(f->b, k, grid, block, 0, s, params, NULL),
+			 0);
 }
 
 /* ---- probe ------------------------------------------------------------ */
@@ -472,7 +473,8 @@ static void sim_runs_matmul_from_a_cubin(void **state)
 	}
 	assert_int_equal(ops->memcpy_htod(f->b, NULL, da, A, bytes), 0);
 	assert_int_equal(ops->memcpy_htod(f->b, NULL, db, B, bytes), 0);
-	assert_int_equal(ops->launch(f->b, k, grid, block, 0, NULL, params), 0);
+	assert_int_equal(
+		ops->launch(f->b, k, grid, block, 0, NULL, params, NULL), 0);
 	assert_int_equal(ops->memcpy_dtoh(f->b, NULL, C, dc, bytes), 0);
 	for (i = 0; i < n; i++) {
 		for (j = 0; j < n; j++) {
@@ -620,7 +622,7 @@ static void sim_twin_needs_its_own_parameters(void **state)
 	assert_int_equal(ops->library_get_kernel(f->b, l, "vecAdd", &k, &info),
 			 0);
 	assert_int_equal(info.nparams, 0);
-	assert_int_equal(ops->launch(f->b, k, one, one, 0, NULL, NULL),
+	assert_int_equal(ops->launch(f->b, k, one, one, 0, NULL, NULL, NULL),
 			 CUDA_ERROR_NOT_SUPPORTED);
 	assert_int_equal(ops->library_load(f->b, big, sizeof(big), &l2), 0);
 	assert_int_equal(
@@ -999,7 +1001,8 @@ static void sim_blocks_run_on_the_slices_sms(void **state)
 
 	l = load_kernel(f, "smid.cubin", "recordSmid", &k, NULL);
 	assert_int_equal(ops->memset(f->b, NULL, d, 0xffffffff, 4, BLOCKS), 0);
-	assert_int_equal(ops->launch(f->b, k, grid, block, 0, NULL, params), 0);
+	assert_int_equal(
+		ops->launch(f->b, k, grid, block, 0, NULL, params, NULL), 0);
 	assert_int_equal(ops->memcpy_dtoh(f->b, NULL, ids, d, sizeof(ids)), 0);
 	for (i = 0; i < BLOCKS; i++)
 		if (!smid_in_slice(ids[i]))
@@ -1019,13 +1022,58 @@ static void sim_launch_checks_dimensions(void **state)
 	const uint32_t big[3] = {1024, 2, 1}, ok[3] = {1024, 1, 1};
 
 	l = load_kernel(f, "smid.cubin", "recordSmid", &k, NULL);
-	assert_int_equal(ops->launch(f->b, k, zero, ok, 0, NULL, params),
+	assert_int_equal(ops->launch(f->b, k, zero, ok, 0, NULL, params, NULL),
 			 CUDA_ERROR_INVALID_VALUE);
-	assert_int_equal(ops->launch(f->b, k, grid, big, 0, NULL, params),
+	assert_int_equal(ops->launch(f->b, k, grid, big, 0, NULL, params, NULL),
 			 CUDA_ERROR_INVALID_VALUE);
-	assert_int_equal(ops->launch(f->b, k, grid, ok, 49153, NULL, params),
-			 CUDA_ERROR_INVALID_VALUE);
-	assert_int_equal(ops->launch(f->b, k, grid, ok, 0, NULL, params), 0);
+	assert_int_equal(
+		ops->launch(f->b, k, grid, ok, 49153, NULL, params, NULL),
+		CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(ops->launch(f->b, k, grid, ok, 0, NULL, params, NULL),
+			 0);
+	assert_int_equal(ops->stream_sync(f->b, NULL), 0);
+	ops->library_unload(f->b, l);
+}
+
+/* A cluster launch runs as CUDA checks it: 8 blocks, 16 with the
+ * kernel's non-portable opt-in, the kernel's required shape. */
+static void sim_launch_checks_cluster_shapes(void **state)
+{
+	struct fixture *f = *state;
+	struct backend_library *l;
+	struct backend_kernel *k;
+	uint64_t d = dalloc(f, 64);
+	void *params[1] = {&d};
+	const uint32_t grid[3] = {16, 1, 1}, block[3] = {32, 1, 1};
+	const uint32_t eight[3] = {8, 1, 1}, sixteen[3] = {4, 4, 1};
+	const uint32_t two[3] = {2, 1, 1};
+
+	l = load_kernel(f, "smid.cubin", "recordSmid", &k, NULL);
+	assert_int_equal(
+		ops->launch(f->b, k, grid, block, 0, NULL, params, eight), 0);
+	assert_int_equal(
+		ops->launch(f->b, k, grid, block, 0, NULL, params, sixteen),
+		CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	assert_int_equal(
+		ops->kernel_set_attribute(
+			f->b, k,
+			CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+		0);
+	assert_int_equal(
+		ops->launch(f->b, k, grid, block, 0, NULL, params, sixteen), 0);
+	/* a required shape of 2x1x1: only that one */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(
+			ops->kernel_set_attribute(
+				f->b, k,
+				CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH + i,
+				i ? 1 : 2),
+			0);
+	assert_int_equal(
+		ops->launch(f->b, k, grid, block, 0, NULL, params, eight),
+		CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	assert_int_equal(
+		ops->launch(f->b, k, grid, block, 0, NULL, params, two), 0);
 	assert_int_equal(ops->stream_sync(f->b, NULL), 0);
 	ops->library_unload(f->b, l);
 }
@@ -1124,7 +1172,7 @@ static void *client_thread(void *p)
 	if (ops->memcpy_htod(b, s, a->d, want, sizeof(want)))
 		return NULL;
 	for (step = 1; step <= 20; step++) {
-		if (ops->launch(b, a->k, grid, block, 0, s, params))
+		if (ops->launch(b, a->k, grid, block, 0, s, params, NULL))
 			return NULL;
 		chain_ref(want, N, step);
 	}
@@ -1210,7 +1258,7 @@ static void sim_wild_write_kills_the_process(void **state)
 		if (ops->open(&child.b, &cfg, err, sizeof(err)))
 			_exit(2);
 		load_kernel(&child, "oob_write.cubin", "oobWrite", &k, NULL);
-		ops->launch(child.b, k, one, one, 0, NULL, params);
+		ops->launch(child.b, k, one, one, 0, NULL, params, NULL);
 		ops->stream_sync(child.b, NULL);
 		_exit(0); /* not reached: the twin's write faults */
 	}
@@ -1247,6 +1295,7 @@ int main(void)
 		T(sim_event_elapsed_time),
 		T(sim_blocks_run_on_the_slices_sms),
 		T(sim_launch_checks_dimensions),
+		T(sim_launch_checks_cluster_shapes),
 		T(sim_serves_several_threads),
 		T(sim_close_stops_an_endless_kernel),
 #undef T

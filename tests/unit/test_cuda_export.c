@@ -52,9 +52,24 @@ static const struct {
 	{{{0x69, 0xa2, 0x8e, 0x9f, 0x24, 0x49, 0x8b, 0x47, 0xb0, 0x30, 0xc5,
 	   0xda, 0x33, 0x0e, 0xa4, 0xe9}},
 	 272},
+	{{{0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45, 0x87, 0x26, 0xc0,
+	   0xf1, 0xe7, 0xdd, 0x8b, 0xca}},
+	 136},
 };
 
-enum { CUDART, TOOLS_TLS, HOOKS, CLS, INTEGRITY, CHECKS };
+enum {
+	CUDART,
+	TOOLS_TLS,
+	HOOKS,
+	CLS,
+	INTEGRITY,
+	CHECKS,
+	F8CF,
+	LIBS_A,
+	LIBS_B,
+	TORCH,
+	LIBS_C
+};
 
 typedef CUresult (*any_fn)(uintptr_t, uintptr_t, uintptr_t, uintptr_t,
 			   uintptr_t, uintptr_t);
@@ -110,6 +125,11 @@ static void unserved_entries_fail_whatever_they_are_passed(void **state)
 	assert_int_equal(f(0, 0, 0, 0, 0, 0), CUDA_ERROR_NOT_SUPPORTED);
 	f = (any_fn)table(8)[98];
 	assert_int_equal(f(~0ul, ~0ul, 0, 0, 0, 0), CUDA_ERROR_NOT_SUPPORTED);
+	/* cuBLASLt's half-precision exchange: a table, none of it served */
+	for (int i = 1; i < 17; i++) {
+		f = (any_fn)table(LIBS_C)[i];
+		assert_int_equal(f(0, 0, 0, 0, 0, 0), CUDA_ERROR_NOT_SUPPORTED);
+	}
 }
 
 static void served_entries_check_their_arguments(void **state)
@@ -148,6 +168,10 @@ static void served_entries_check_their_arguments(void **state)
 	assert_int_equal(n, 14);
 	assert_int_equal(check(NULL, &wrapped, NULL), CUDA_SUCCESS);
 	assert_int_equal(wrapped, 0);
+	/* the current context, a context's and a stream's id: nowhere to
+	 * put the answer */
+	assert_int_equal(((CUresult(*)(CUcontext *))table(TOOLS_TLS)[2])(NULL),
+			 CUDA_ERROR_INVALID_VALUE);
 }
 
 /* Without a vGPU (VGPU unset): what needs one fails, nothing crashes. */
@@ -162,7 +186,24 @@ static void entries_that_need_a_vgpu_fail_without_one(void **state)
 	CUcontext ctx = NULL;
 	uint64_t r[2];
 
+	CUresult (*ctx_id)(CUcontext, unsigned long long *) =
+		(CUresult(*)(CUcontext, unsigned long long *))table(LIBS_A)[4];
+	CUresult (*resolve)(CUcontext, CUstream, CUstream *) =
+		(CUresult(*)(CUcontext, CUstream, CUstream *))table(LIBS_A)[51];
+	CUresult (*stream_id)(CUcontext, CUstream, unsigned long long *) =
+		(CUresult(*)(CUcontext, CUstream, unsigned long long *))table(
+			LIBS_A)[39];
+	unsigned long long id = 7;
+	CUstream s = NULL;
+
 	unsetenv("VGPU");
+	/* junk contexts and streams: an error, not a crash */
+	assert_int_not_equal(ctx_id((CUcontext)&id, &id), CUDA_SUCCESS);
+	assert_int_not_equal(resolve((CUcontext)&id, (CUstream)&id, &s),
+			     CUDA_SUCCESS);
+	assert_int_not_equal(stream_id(NULL, (CUstream)&id, &id), CUDA_SUCCESS);
+	assert_int_equal(id, 7);
+	assert_null(s);
 	assert_int_not_equal(primary(&ctx, 0), CUDA_SUCCESS);
 	assert_int_not_equal(cls_put(NULL, &ctx, &ctx, NULL), CUDA_SUCCESS);
 	assert_int_not_equal(integrity(13002, 1, r), CUDA_SUCCESS);

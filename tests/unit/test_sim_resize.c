@@ -150,8 +150,9 @@ static void resize_keeps_kernel_order(void **state)
 			       block[3] = {128, 1, 1};
 		void *params[] = {&dv, &n, &k, &dlog, &dsm};
 
-		assert_int_equal(
-			ops->launch(f->b, f->k, grid, block, 0, s, params), 0);
+		assert_int_equal(ops->launch(f->b, f->k, grid, block, 0, s,
+					     params, NULL),
+				 0);
 		if (k % 97 == 0)
 			assert_int_equal(ops->stream_sync(f->b, s), 0);
 	}
@@ -236,8 +237,9 @@ static void busy_counts_time_with_kernels(void **state)
 			       block[3] = {128, 1, 1};
 		void *params[] = {&dv, &n, &k, &dlog, &dsm};
 
-		assert_int_equal(
-			ops->launch(f->b, f->k, grid, block, 0, s, params), 0);
+		assert_int_equal(ops->launch(f->b, f->k, grid, block, 0, s,
+					     params, NULL),
+				 0);
 	}
 	assert_int_equal(ops->stream_sync(f->b, s), 0);
 	b2 = ops->busy_ns(f->b);

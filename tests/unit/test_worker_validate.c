@@ -66,7 +66,7 @@ static struct {
 	const void *host;
 	size_t n;
 	uint32_t value, elem;
-	uint32_t grid[3], block[3], shared;
+	uint32_t grid[3], block[3], shared, cluster[3];
 	void **params;
 	float p_a;
 	uint64_t p_x;
@@ -248,9 +248,14 @@ static int stub_get_global(struct backend *b, struct backend_library *l,
 
 static int stub_launch(struct backend *b, struct backend_kernel *k,
 		       const uint32_t grid[3], const uint32_t block[3],
-		       uint32_t shared, struct backend_stream *s, void **params)
+		       uint32_t shared, struct backend_stream *s, void **params,
+		       const uint32_t *cluster)
 {
 	st.launches++;
+	if (cluster)
+		memcpy(st.cluster, cluster, sizeof(st.cluster));
+	else
+		memset(st.cluster, 0, sizeof(st.cluster));
 	__atomic_add_fetch(&st.ops, 1, __ATOMIC_SEQ_CST);
 	memcpy(st.grid, grid, sizeof(st.grid));
 	memcpy(st.block, block, sizeof(st.block));
@@ -915,6 +920,57 @@ static void launch_rejects_bad_dimensions(void **state)
 	assert_int_equal(st.block[2], 1);
 	assert_int_equal(st.shared, 48 << 10);
 	assert_int_equal(f->s.kernels, 1);
+	fx_free(f);
+}
+
+/* LAUNCH's cluster shape in a3's upper half: checked, then passed on. */
+static void launch_checks_and_passes_a_cluster_shape(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+	static const struct {
+		uint32_t grid, x, y, z;
+		uint64_t extra;
+		int err;
+	} bad[] = {
+		{8, 2, 0, 1, 0, CUDA_ERROR_INVALID_CLUSTER_SIZE}, /* partly 0 */
+		{32, 17, 1, 1, 0, CUDA_ERROR_INVALID_CLUSTER_SIZE}, /* edge */
+		{32, 4, 4, 2, 0,
+		 CUDA_ERROR_INVALID_CLUSTER_SIZE}, /* 32 blocks */
+		{9, 2, 1, 1, 0, CUDA_ERROR_INVALID_CLUSTER_SIZE},   /* 9 % 2 */
+		{8, 2, 1, 1, 1ull << 56, CUDA_ERROR_INVALID_VALUE}, /* bits */
+		{8, 255, 255, 255, 0, CUDA_ERROR_INVALID_CLUSTER_SIZE},
+		{8, 1, 4, 1, 0, CUDA_ERROR_INVALID_CLUSTER_SIZE}, /* grid y 2 */
+		/* shared bytes above the maximum, with a cluster: still
+		 * refused for the shared bytes */
+		{8, 2, 1, 1, 1u << 20, CUDA_ERROR_INVALID_VALUE},
+	};
+	struct vgpu_sqe q;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		q = launch_sqe(k, bad[i].grid, 2, 1, 32, 1, 1);
+		q.a[3] = (uint64_t)bad[i].x << 32 | (uint64_t)bad[i].y << 40 |
+			 (uint64_t)bad[i].z << 48 | bad[i].extra;
+		assert_int_equal(run(&f->s, q, NULL), bad[i].err);
+	}
+	assert_int_equal(st.launches, 0);
+	q = launch_sqe(k, 8, 4, 1, 32, 1, 1);
+	q.a[3] = 1024 | 2ull << 32 | 2ull << 40 | 1ull << 48;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.launches, 1);
+	assert_int_equal(st.shared, 1024);
+	assert_int_equal(st.cluster[0], 2);
+	assert_int_equal(st.cluster[1], 2);
+	assert_int_equal(st.cluster[2], 1);
+	q = launch_sqe(k, 16, 1, 1, 32, 1, 1); /* the largest, 16x1x1 */
+	q.a[3] = 16ull << 32 | 1ull << 40 | 1ull << 48;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.cluster[0], 16);
+	q = launch_sqe(k, 8, 4, 1, 32, 1, 1); /* no cluster: none passed */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.cluster[0], 0);
 	fx_free(f);
 }
 
@@ -2207,6 +2263,63 @@ static void regions_belong_to_their_client(void **state)
 	fx_free(f);
 }
 
+static int stub_host_device_ptr(struct backend *b, void *p, uint64_t *dev)
+{
+	*dev = (uint64_t)(uintptr_t)p + 0x1000; /* any: told as it is */
+	return 0;
+}
+
+/* HOST_REGION_ADDRESS: the backend's device address of the client's own
+ * region; NOT_SUPPORTED without one, or for a region it did not pin. */
+static void region_address_is_the_backends_for_own_regions(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct worker_session *s2 = calloc(1, sizeof(*s2));
+	static uint8_t data2[DATA_SIZE];
+	struct vgpu_sqe q = sqe(VGPU_OP_HOST_REGION_ADDRESS);
+	struct worker_region *reg;
+	uint32_t mine, theirs;
+	uint64_t r[2] = {0, 0};
+	int peer, peer2;
+
+	give_socket(&f->s, &peer);
+	assert_int_equal(worker_session_init(s2, &f->w, 2, data2, DATA_SIZE),
+			 0);
+	give_socket(s2, &peer2);
+	mine = region_create(&f->s, peer, 8192);
+	region_create(s2, peer2, 4096);
+	theirs = region_create(s2, peer2, 4096); /* a handle f->s lacks */
+	assert_int_not_equal(theirs, mine);
+	q.handle = mine; /* the stub backend has no host_device_ptr */
+	assert_int_equal(run(&f->s, q, r), CUDA_ERROR_NOT_SUPPORTED);
+	pin_ops = stub_ops;
+	pin_ops.host_device_ptr = stub_host_device_ptr;
+	f->w.ops = &pin_ops;
+	assert_int_equal(run(&f->s, q, r), CUDA_SUCCESS);
+	reg = handle_table_get(&f->s.h.regions, mine);
+	assert_non_null(reg);
+	assert_int_equal(r[0], (uint64_t)(uintptr_t)reg->base + 0x1000);
+	assert_int_equal(r[1], 8192);
+	q.handle = theirs;
+	assert_int_equal(run(&f->s, q, r), CUDA_ERROR_INVALID_HANDLE);
+	q.handle = 0;
+	assert_int_equal(run(&f->s, q, r), CUDA_ERROR_INVALID_HANDLE);
+	q.handle = 0xdeadbeef;
+	assert_int_equal(run(&f->s, q, r), CUDA_ERROR_INVALID_HANDLE);
+	/* a backend that pins regions maps only those it pinned */
+	pin_ops.host_register = stub_host_register;
+	pin_ops.host_unregister = stub_host_unregister;
+	reg->pinned = 0;
+	q.handle = mine;
+	assert_int_equal(run(&f->s, q, r), CUDA_ERROR_NOT_SUPPORTED);
+	f->w.ops = &stub_ops;
+	worker_session_fini(s2);
+	close_socket(s2, peer2);
+	free(s2);
+	close_socket(&f->s, peer);
+	fx_free(f);
+}
+
 /*
  * The vGPU's cap on all clients' regions together (lowered here to three
  * pages): reserved at creation, whichever client asks, and given back
@@ -2648,6 +2761,7 @@ int main(void)
 		cmocka_unit_test(stream_create_stops_at_the_per_client_limit),
 		cmocka_unit_test(stream_ops_take_the_stream_from_either_field),
 		cmocka_unit_test(launch_rejects_bad_dimensions),
+		cmocka_unit_test(launch_checks_and_passes_a_cluster_shape),
 		cmocka_unit_test(
 			launch_rejects_a_parameter_buffer_of_the_wrong_size),
 		cmocka_unit_test(
@@ -2688,6 +2802,8 @@ int main(void)
 		cmocka_unit_test(region_create_passes_one_sealed_memfd),
 		cmocka_unit_test(region_copies_use_the_region_in_one_call),
 		cmocka_unit_test(regions_belong_to_their_client),
+		cmocka_unit_test(
+			region_address_is_the_backends_for_own_regions),
 		cmocka_unit_test(regions_are_capped_per_vgpu),
 		cmocka_unit_test(
 			region_create_fails_cleanly_when_the_client_does_not_read),
