@@ -246,6 +246,7 @@ CUresult client_region_create(struct client_ring *r, uint64_t bytes,
 	void *map;
 	int fd;
 
+	memset(out, 0, sizeof(*out));
 	if (bytes == 0 || bytes > VGPU_HOST_REGION_MAX_BYTES)
 		return CUDA_ERROR_INVALID_VALUE;
 	client_ring_lock(r);

@@ -20,13 +20,13 @@
  * the worker refuses because its caps on pinned memory (per client, per
  * vGPU) are reached.
  *
- * Mapped host memory (CU_MEMHOSTALLOC_DEVICEMAP) is a region the worker
- * maps into the device too, at one address for host and device (the
- * worker's, where this process moves its mapping): kernels read and
- * write it there. Only on a host (the local transport): in a VM the
- * guest's memory is not the worker's to map, so there it is
- * CUDA_ERROR_NOT_SUPPORTED, and CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
- * says 0 (docs/DESIGN.md).
+ * On a host (the local transport) every region is also mapped into the
+ * device, at one address for host and device (the worker's, where this
+ * process moves its mapping), as CUDA's unified addressing has every
+ * page-locked buffer, CU_MEMHOSTALLOC_DEVICEMAP or not: kernels read and
+ * write it there. In a VM the guest's memory is not the worker's to
+ * map, so there DEVICEMAP is CUDA_ERROR_NOT_SUPPORTED and
+ * CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY says 0 (docs/DESIGN.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,65 +149,23 @@ static CUresult mapped_refused(const char *why, CUresult err)
 	return err;
 }
 
-/* A region mapped into the device too; no plain-memory fallback: the
- * device could not reach it. */
-static CUresult host_alloc_mapped(struct client *c, void **pp, size_t bytes,
-				  unsigned int flags)
-{
-	struct client_region reg;
-	CUresult err;
-
-	if (!client_can_map_host(c))
-		return mapped_refused(
-			"a vGPU in a VM cannot address the "
-			"guest's memory (CUDA_ERROR_NOT_SUPPORTED)",
-			CUDA_ERROR_NOT_SUPPORTED);
-	if (bytes > VGPU_HOST_REGION_MAX_BYTES)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	err = client_region_create(&c->ring, bytes, &reg);
-	if (err == CUDA_ERROR_NOT_SUPPORTED)
-		return mapped_refused("the worker has no host regions "
-				      "(CUDA_ERROR_NOT_SUPPORTED)",
-				      err);
-	/*
-	 * The worker's caps on pinned memory are reached. NVIDIA's runtime
-	 * asks for DEVICEMAP with every cudaMallocHost where the device maps
-	 * host memory, and most programs only copy through the buffer: they
-	 * get plain memory, as with an unmapped request; one that asks for
-	 * its device pointer gets CUDA_ERROR_INVALID_VALUE then.
-	 */
-	if (err == CUDA_ERROR_OUT_OF_MEMORY) {
-		static int said;
-
-		cuda_say_once(&said,
-			      "cuMemHostAlloc: the vGPU's pinned memory is "
-			      "used up: buffers from now on are not mapped "
-			      "into the device (CU_MEMHOSTALLOC_DEVICEMAP "
-			      "dropped)");
-		return host_alloc_plain(c, bytes, pp);
-	}
-	if (err != CUDA_SUCCESS)
-		return err;
-	err = client_region_map_device(&c->ring, &reg);
-	if (err != CUDA_SUCCESS) {
-		client_region_destroy(&c->ring, &reg);
-		return mapped_refused("the worker cannot map it, or its "
-				      "device address is taken in this process "
-				      "(CUDA_ERROR_NOT_SUPPORTED)",
-				      err);
-	}
-	reg.flags = flags;
-	if (client_region_add(&c->regions, &reg)) {
-		client_region_destroy(&c->ring, &reg);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	*pp = (void *)(uintptr_t)reg.base;
-	return CUDA_SUCCESS;
-}
-
-/* A host region of bytes, or plain memory when the worker has none. */
+/*
+ * A host region of bytes, mapped into the device where the transport
+ * allows (CUDA's unified addressing: every page-locked buffer is
+ * reachable from kernels at its host address, DEVICEMAP or not). Plain
+ * memory when the worker has no regions or its caps on pinned memory
+ * (this client's regions, all clients' of the vGPU) are reached: copies
+ * through it still work, through the data area. A DEVICEMAP request
+ * gets no such fallback where the device could not reach the buffer at
+ * all (a VM, a worker without regions, an address taken), with one
+ * stderr line; past the caps it gets plain memory too, said once:
+ * NVIDIA's runtime may ask DEVICEMAP of every buffer, and most programs
+ * only copy through them (one that asks for the device pointer then
+ * gets CUDA_ERROR_INVALID_VALUE).
+ */
 static CUresult host_alloc(void **pp, size_t bytes, unsigned int flags)
 {
+	int want_map = (flags & CU_MEMHOSTALLOC_DEVICEMAP) != 0;
 	struct client_region reg;
 	struct client *c;
 	CUresult err = client_enter(&c);
@@ -219,24 +177,50 @@ static CUresult host_alloc(void **pp, size_t bytes, unsigned int flags)
 				     CU_MEMHOSTALLOC_DEVICEMAP |
 				     CU_MEMHOSTALLOC_WRITECOMBINED)))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (flags & CU_MEMHOSTALLOC_DEVICEMAP)
-		return host_alloc_mapped(c, pp, bytes, flags);
-	if (bytes > VGPU_HOST_REGION_MAX_BYTES ||
-	    __atomic_load_n(&c->regions.unsupported, __ATOMIC_RELAXED))
-		return host_alloc_plain(c, bytes, pp);
-	err = client_region_create(&c->ring, bytes, &reg);
+	if (want_map && !client_can_map_host(c))
+		return mapped_refused(
+			"a vGPU in a VM cannot address the "
+			"guest's memory (CUDA_ERROR_NOT_SUPPORTED)",
+			CUDA_ERROR_NOT_SUPPORTED);
+	if (bytes > VGPU_HOST_REGION_MAX_BYTES)
+		return want_map ? CUDA_ERROR_OUT_OF_MEMORY
+				: host_alloc_plain(c, bytes, pp);
+	err = __atomic_load_n(&c->regions.unsupported, __ATOMIC_RELAXED)
+		      ? CUDA_ERROR_NOT_SUPPORTED
+		      : client_region_create(&c->ring, bytes, &reg);
 	if (err == CUDA_ERROR_NOT_SUPPORTED) {
 		/* an older worker: keep the program working */
 		__atomic_store_n(&c->regions.unsupported, 1, __ATOMIC_RELAXED);
+		if (want_map)
+			return mapped_refused("the worker has no host regions "
+					      "(CUDA_ERROR_NOT_SUPPORTED)",
+					      err);
 		return host_alloc_plain(c, bytes, pp);
 	}
-	/* the worker's caps on pinned memory (this client's regions, all
-	 * clients' of the vGPU) are reached: plain memory still works, its
-	 * copies go through the data area */
-	if (err == CUDA_ERROR_OUT_OF_MEMORY)
+	if (err == CUDA_ERROR_OUT_OF_MEMORY) {
+		static int said;
+
+		if (want_map)
+			cuda_say_once(&said,
+				      "cuMemHostAlloc: the vGPU's pinned "
+				      "memory is used up: buffers from now on "
+				      "are not mapped into the device "
+				      "(CU_MEMHOSTALLOC_DEVICEMAP dropped)");
 		return host_alloc_plain(c, bytes, pp);
+	}
 	if (err != CUDA_SUCCESS)
 		return err;
+	if (client_can_map_host(c)) {
+		err = client_region_map_device(&c->ring, &reg);
+		if (err != CUDA_SUCCESS && want_map) {
+			client_region_destroy(&c->ring, &reg);
+			return mapped_refused(
+				"the worker cannot map it, or its device "
+				"address is taken in this process "
+				"(CUDA_ERROR_NOT_SUPPORTED)",
+				err);
+		}
+	}
 	reg.flags = flags;
 	if (client_region_add(&c->regions, &reg)) {
 		client_region_destroy(&c->ring, &reg);

@@ -5,9 +5,9 @@
  * cuMemHostAlloc(CU_MEMHOSTALLOC_DEVICEMAP) buffers have a device pointer
  * equal to their host address (unified addressing), and vecAdd reads its
  * inputs from and writes its sum to host memory directly, with no copy.
- * Also: cuMemHostGetFlags, the pointer attributes, a plain page-locked
- * buffer having no device pointer, bad arguments refused, and the mapped
- * buffers freed. Prints "mapped_host: OK".
+ * Also: cuMemHostGetFlags, the pointer attributes, a cuMemAllocHost
+ * buffer mapped as well (unified addressing maps every page-locked
+ * buffer), bad arguments refused, and the mapped buffers freed. Prints "mapped_host: OK".
  */
 #include "prog.h"
 
@@ -80,10 +80,15 @@ int main(void)
 		ok &= c[i] == 1.0f + b[i];
 	expect(ok, "... and saw the host's new inputs");
 
+	/* unified addressing: every page-locked buffer is mapped, at its
+	 * own address; memory that is not page-locked is not */
 	CHECK(cuMemAllocHost((void **)&plain, 4096));
-	expect(cuMemHostGetDevicePointer(&d, plain, 0) ==
+	CHECK(cuMemHostGetDevicePointer(&d, plain, 0));
+	expect(d == (CUdeviceptr)(uintptr_t)plain,
+	       "a cuMemAllocHost buffer is mapped too, at its address");
+	expect(cuMemHostGetDevicePointer(&d, &flags, 0) ==
 		       CUDA_ERROR_INVALID_VALUE,
-	       "a page-locked buffer that is not mapped has no device pointer");
+	       "memory that is not page-locked has no device pointer");
 	expect(cuMemHostGetDevicePointer(&d, a, 1) == CUDA_ERROR_INVALID_VALUE,
 	       "flags other than 0 are refused");
 	expect(cuMemHostGetDevicePointer(NULL, a, 0) ==
