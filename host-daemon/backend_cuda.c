@@ -1319,10 +1319,15 @@ static int cuda_library_get_global(struct backend *b, struct backend_library *l,
  * passed cast to CUfunction; the context is taken from the stream, which
  * is always one of the green context's.
  */
-static int cuda_launch(struct backend *b, struct backend_kernel *k,
-		       const uint32_t grid[3], const uint32_t block[3],
-		       uint32_t shared_bytes, struct backend_stream *s,
-		       void **params, const uint32_t *cluster)
+/* A launch in thread-block clusters: cuLaunchKernelEx with the shape
+ * (the driver checks that the kernel and the slice take it). Under
+ * api_lock. */
+static CUresult cuda_launch_clusters(struct backend *b,
+				     struct backend_kernel *k,
+				     const uint32_t grid[3],
+				     const uint32_t block[3],
+				     uint32_t shared_bytes, CUstream st,
+				     void **params, const uint32_t cluster[3])
 {
 	CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
 	CUlaunchConfig cfg = {
@@ -1333,25 +1338,34 @@ static int cuda_launch(struct backend *b, struct backend_kernel *k,
 		.blockDimY = block[1],
 		.blockDimZ = block[2],
 		.sharedMemBytes = shared_bytes,
+		.hStream = st,
 		.attrs = &attr,
 		.numAttrs = 1,
 	};
+
+	attr.value.clusterDim.x = cluster[0];
+	attr.value.clusterDim.y = cluster[1];
+	attr.value.clusterDim.z = cluster[2];
+	return b->cu.cuLaunchKernelEx(&cfg, (CUfunction)k->kernel, params,
+				      NULL);
+}
+
+static int cuda_launch(struct backend *b, struct backend_kernel *k,
+		       const uint32_t grid[3], const uint32_t block[3],
+		       uint32_t shared_bytes, struct backend_stream *s,
+		       void **params, const uint32_t *cluster)
+{
 	CUresult rc;
 
 	api_lock(b);
-	if (cluster) { /* the driver checks the kernel allows the size */
-		attr.value.clusterDim.x = cluster[0];
-		attr.value.clusterDim.y = cluster[1];
-		attr.value.clusterDim.z = cluster[2];
-		cfg.hStream = stream_of(b, s);
-		rc = b->cu.cuLaunchKernelEx(&cfg, (CUfunction)k->kernel, params,
-					    NULL);
-	} else {
+	if (cluster)
+		rc = cuda_launch_clusters(b, k, grid, block, shared_bytes,
+					  stream_of(b, s), params, cluster);
+	else
 		rc = b->cu.cuLaunchKernel((CUfunction)k->kernel, grid[0],
 					  grid[1], grid[2], block[0], block[1],
 					  block[2], shared_bytes,
 					  stream_of(b, s), params, NULL);
-	}
 	api_unlock(b);
 	return rc;
 }

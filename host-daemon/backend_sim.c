@@ -1014,24 +1014,39 @@ static int sim_kernel_occupancy(struct backend *b, struct backend_kernel *k,
  */
 #define SIM_GPC_SMS 16
 
-static int sim_kernel_clusters(struct backend *b, struct backend_kernel *k,
-			       const struct backend_cluster_query *q, int *out)
+/*
+ * What k's attributes say of its clusters: its required shape (req, all
+ * 0 when it has none; their product into *want, 0 then) and the most
+ * blocks a cluster may have (8, 16 with the non-portable opt-in).
+ */
+static int sim_cluster_rules(struct backend *b, struct backend_kernel *k,
+			     int req[3], int *want)
 {
-	int req[3], limit, size = 0, want = 1, per_sm, total = 0, gpc, i;
-	uint32_t left;
+	int i, limit;
 
 	pthread_mutex_lock(&b->lock);
+	*want = 1;
 	for (i = 0; i < 3; i++) {
 		req[i] = k->cluster[CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH +
 				    i -
 				    CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET];
-		want *= req[i];
+		*want *= req[i];
 	}
 	limit = k->cluster[CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED -
 			   CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET]
 			? 16
 			: 8;
 	pthread_mutex_unlock(&b->lock);
+	return limit;
+}
+
+static int sim_kernel_clusters(struct backend *b, struct backend_kernel *k,
+			       const struct backend_cluster_query *q, int *out)
+{
+	int req[3], limit, size = 0, want, per_sm, total = 0, gpc, i;
+	uint32_t left;
+
+	limit = sim_cluster_rules(b, k, req, &want);
 	if (q->cluster[0]) {
 		size = (int)(q->cluster[0] * q->cluster[1] * q->cluster[2]);
 		for (i = 0; want && i < 3; i++)
@@ -1076,30 +1091,20 @@ static int sim_ctx_limit(struct backend *b, int limit, int set, uint64_t value,
 /*
  * A launch's cluster shape against the kernel's attributes, as CUDA
  * checks it: at most 8 blocks, 16 with the non-portable opt-in, and the
- * kernel's required shape when it has one (all three edges set, as
- * sim_kernel_clusters reads it). The twins run blocks alone, so a
+ * kernel's required shape when it has one (all three edges set). The
+ * twins run blocks alone, so a
  * cluster changes nothing else here; nor is it checked against a GPC's
  * worth of the slice, which the occupancy query models.
  */
 static int sim_cluster_ok(struct backend *b, struct backend_kernel *k,
 			  const uint32_t cluster[3])
 {
-	int i, ok, req[3];
+	int i, req[3], want;
+	int ok = cluster[0] * cluster[1] * cluster[2] <=
+		 (uint32_t)sim_cluster_rules(b, k, req, &want);
 
-	pthread_mutex_lock(&b->lock);
-	ok = cluster[0] * cluster[1] * cluster[2] <=
-	     (k->cluster[CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED -
-			 CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET]
-		      ? 16u
-		      : 8u);
-	for (i = 0; i < 3; i++)
-		req[i] = k->cluster[CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH +
-				    i -
-				    CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET];
-	if (req[0] && req[1] && req[2])
-		for (i = 0; ok && i < 3; i++)
-			ok = (uint32_t)req[i] == cluster[i];
-	pthread_mutex_unlock(&b->lock);
+	for (i = 0; ok && want && i < 3; i++)
+		ok = (uint32_t)req[i] == cluster[i];
 	return ok;
 }
 

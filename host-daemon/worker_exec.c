@@ -180,10 +180,12 @@ static int stream_target(const struct vgpu_sqe *q, uint32_t *handle)
 	return 0;
 }
 
-/* The grid, block and dynamic shared memory of LAUNCH and
- * KERNEL_CLUSTERS (a0..a3): nonzero and within CUDA's limits. */
-static int validate_dims(const struct vgpu_sqe *q, uint32_t g[3], uint32_t b[3],
-			 uint32_t *shared, const char **why)
+/* The grid and block of LAUNCH and KERNEL_CLUSTERS (a0..a2), and their
+ * dynamic shared memory (shared_word: a3, or LAUNCH's low half of it):
+ * nonzero and within CUDA's limits. */
+static int validate_dims(const struct vgpu_sqe *q, uint64_t shared_word,
+			 uint32_t g[3], uint32_t b[3], uint32_t *shared,
+			 const char **why)
 {
 	g[0] = (uint32_t)q->a[0];
 	g[1] = (uint32_t)(q->a[0] >> 32);
@@ -200,10 +202,10 @@ static int validate_dims(const struct vgpu_sqe *q, uint32_t g[3], uint32_t b[3],
 	    (uint64_t)b[0] * b[1] * b[2] > CUDA_MAX_BLOCK_THREADS)
 		return reject(why, "block dimension 0 or above CUDA's limit",
 			      CUDA_ERROR_INVALID_VALUE);
-	if (q->a[3] > WORKER_MAX_SHARED_BYTES)
+	if (shared_word > WORKER_MAX_SHARED_BYTES)
 		return reject(why, "too much dynamic shared memory",
 			      CUDA_ERROR_INVALID_VALUE);
-	*shared = (uint32_t)q->a[3];
+	*shared = (uint32_t)shared_word;
 	return CUDA_SUCCESS;
 }
 
@@ -214,31 +216,46 @@ static int validate_dims(const struct vgpu_sqe *q, uint32_t g[3], uint32_t b[3],
 #define KATTR_CLUSTER_EDGE_MAX 16
 
 /*
- * LAUNCH's cluster shape, a3's upper half: an edge per byte (a byte
- * above them is unknown), all three 0 or all set, edges and size up to
- * 16 and the grid a multiple of it (else CUDA_ERROR_INVALID_CLUSTER_SIZE,
- * as CUDA). Whether the kernel allows more than 8 is the backend's.
+ * A cluster shape as LAUNCH and KERNEL_CLUSTERS carry it: edges up to 16,
+ * all three 0 (none) or all set (else CUDA_ERROR_INVALID_CLUSTER_SIZE,
+ * as CUDA). Whether the kernel allows more than 8 blocks is the
+ * backend's.
+ */
+static int validate_cluster_shape(const uint32_t c[3], const char **why)
+{
+	int i, set = 0;
+
+	for (i = 0; i < 3; i++) {
+		if (c[i] > KATTR_CLUSTER_EDGE_MAX)
+			return reject(why, "cluster dimension above 16",
+				      CUDA_ERROR_INVALID_CLUSTER_SIZE);
+		set += c[i] != 0;
+	}
+	if (set != 0 && set != 3)
+		return reject(why, "cluster dimensions partly 0",
+			      CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	return CUDA_SUCCESS;
+}
+
+/*
+ * LAUNCH's cluster shape, a3's upper half, an edge per byte (a byte
+ * above them is unknown): a shape, at most 16 blocks, and the grid a
+ * multiple of it.
  */
 static int validate_cluster(uint64_t a3, const uint32_t g[3], uint32_t c[3],
 			    const char **why)
 {
-	int i, set = 0;
+	int i, rc;
 
 	if (a3 >> 56)
 		return reject(why, "cluster shape: unknown bits",
 			      CUDA_ERROR_INVALID_VALUE);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 3; i++)
 		c[i] = (uint32_t)(a3 >> (32 + 8 * i)) & 0xff;
-		set += c[i] != 0;
-	}
-	if (!set)
-		return CUDA_SUCCESS;
-	if (set != 3)
-		return reject(why, "cluster dimensions partly 0",
-			      CUDA_ERROR_INVALID_CLUSTER_SIZE);
-	if (c[0] > KATTR_CLUSTER_EDGE_MAX || c[1] > KATTR_CLUSTER_EDGE_MAX ||
-	    c[2] > KATTR_CLUSTER_EDGE_MAX ||
-	    c[0] * c[1] * c[2] > KATTR_CLUSTER_EDGE_MAX)
+	rc = validate_cluster_shape(c, why);
+	if (rc || !c[0])
+		return rc;
+	if (c[0] * c[1] * c[2] > KATTR_CLUSTER_EDGE_MAX)
 		return reject(why, "cluster of more than 16 blocks",
 			      CUDA_ERROR_INVALID_CLUSTER_SIZE);
 	for (i = 0; i < 3; i++)
@@ -254,7 +271,6 @@ static int validate_launch(struct worker_session *s, const struct vgpu_sqe *q,
 			   struct worker_op *op, const char **why)
 {
 	uint32_t *g = op->launch.grid, *b = op->launch.block;
-	struct vgpu_sqe dims = *q;
 	struct worker_kernel *k;
 	int rc;
 
@@ -266,8 +282,7 @@ static int validate_launch(struct worker_session *s, const struct vgpu_sqe *q,
 	if (!op->stream)
 		return reject(why, "unknown stream handle",
 			      CUDA_ERROR_INVALID_HANDLE);
-	dims.a[3] = (uint32_t)q->a[3]; /* the shared bytes alone */
-	if (validate_dims(&dims, g, b, &op->launch.shared, why))
+	if (validate_dims(q, (uint32_t)q->a[3], g, b, &op->launch.shared, why))
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = validate_cluster(q->a[3], g, op->launch.cluster, why);
 	if (rc)
@@ -626,27 +641,22 @@ static int validate_clusters(struct worker_session *s, const struct vgpu_sqe *q,
 			     struct worker_op *op, const char **why)
 {
 	struct backend_cluster_query *c = &op->clusters.q;
-	int i, set = 0;
+	int i, rc;
 
 	op->clusters.k = handle_table_get(&s->h.kernels, q->handle);
 	if (!op->clusters.k)
 		return reject(why, "unknown kernel handle",
 			      CUDA_ERROR_INVALID_HANDLE);
-	if (validate_dims(q, c->grid, c->block, &c->shared, why))
+	if (validate_dims(q, q->a[3], c->grid, c->block, &c->shared, why))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (q->a[4] >> 48)
 		return reject(why, "cluster dimensions: unknown bits",
 			      CUDA_ERROR_INVALID_VALUE);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 3; i++)
 		c->cluster[i] = (uint32_t)(q->a[4] >> (16 * i)) & 0xffff;
-		if (c->cluster[i] > KATTR_CLUSTER_EDGE_MAX)
-			return reject(why, "cluster dimension above 16",
-				      CUDA_ERROR_INVALID_CLUSTER_SIZE);
-		set += c->cluster[i] != 0;
-	}
-	if (set != 0 && set != 3)
-		return reject(why, "cluster dimensions partly 0",
-			      CUDA_ERROR_INVALID_CLUSTER_SIZE);
+	rc = validate_cluster_shape(c->cluster, why);
+	if (rc)
+		return rc;
 	c->policy = (int)(uint32_t)q->a[5];
 	c->query = (int)(q->a[5] >> 32);
 	if (c->policy < CU_CLUSTER_SCHEDULING_POLICY_DEFAULT ||
@@ -1583,7 +1593,6 @@ fail_log:
 	return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-/* Like cuMemFreeHost: copies from or to the region may still run. */
 /*
  * HOST_REGION_ADDRESS: where kernels find the region (mapped host
  * memory). Only a region the backend pinned: the cuda backend registers
@@ -1609,6 +1618,7 @@ static int exec_region_address(struct worker_session *s,
 	return CUDA_SUCCESS;
 }
 
+/* Like cuMemFreeHost: copies from or to the region may still run. */
 static int exec_region_destroy(struct worker_session *s,
 			       const struct worker_op *op)
 {

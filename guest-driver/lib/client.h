@@ -75,7 +75,8 @@ CUresult client_stream_handle(struct client *c, CUstream s, uint32_t *h);
  * the worker's to map. */
 static inline int client_can_map_host(const struct client *c)
 {
-	return c->transport.sock >= 0 && c->transport.minor >= 5;
+	return c->transport.sock >= 0 &&
+	       c->transport.minor >= VGPU_PROTO_MINOR_HOST_MAP;
 }
 
 /* cuLaunchKernel with a thread-block cluster shape (NULL: none).

@@ -308,7 +308,8 @@ CUresult client_region_map_device(struct client_ring *r,
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	if (cqe.r[1] != reg->size || !cqe.r[0] || cqe.r[0] % 4096)
+	if (cqe.r[1] != reg->size || !cqe.r[0] ||
+	    cqe.r[0] % (uint64_t)sysconf(_SC_PAGESIZE))
 		return CUDA_ERROR_NOT_SUPPORTED; /* the worker's mistake */
 	want = (void *)(uintptr_t)cqe.r[0];
 	if (cqe.r[0] == reg->base)

@@ -26,7 +26,7 @@ struct client_region {
 	uint64_t size;	 /* bytes mapped (the worker's r1) */
 	uint32_t handle; /* the worker's region, 0 = plain host memory */
 	uint64_t id;	 /* CU_POINTER_ATTRIBUTE_BUFFER_ID (set by add) */
-	int mapped; /* kernels use it at base (CU_MEMHOSTALLOC_DEVICEMAP) */
+	int mapped; /* kernels reach it at base (client_region_map_device) */
 	unsigned int flags; /* CU_MEMHOSTALLOC_* it was allocated with */
 };
 

@@ -263,19 +263,19 @@ CUresult client_ctx_id(CUcontext ctx, unsigned long long *id)
 {
 	struct client_obj *o;
 	struct client *c;
-	CUresult err = ctx_resolve(ctx, &c);
+	CUresult err = client_get(&c);
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	if (!id)
-		return CUDA_ERROR_INVALID_VALUE;
-	o = client_registry_get(&c->registry, ctx ? ctx : client_ctx_current(),
-				CLIENT_OBJ_CTX);
+	if (!ctx)
+		ctx = client_ctx_current();
+	o = ctx ? client_registry_get(&c->registry, ctx, CLIENT_OBJ_CTX) : NULL;
 	if (!o)
-		return CUDA_ERROR_INVALID_CONTEXT; /* destroyed meanwhile */
-	*id = ((struct client_ctx *)o)->id;
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (id)
+		*id = ((struct client_ctx *)o)->id;
 	client_obj_put(&c->registry, o);
-	return CUDA_SUCCESS;
+	return id ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 VGPU_API CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)

@@ -175,7 +175,7 @@ static CUresult checks_none(void)
 /*
  * {42d85a81-...} slot 2 (CUcontext *out, ...): what cuBLASLt passes
  * after out varies (0 or 0x37, pointers) and NVIDIA's driver gave the
- * current context whatever it was (tests/programs/ctx_entries.c).
+ * current context whatever it was (tests/programs/driver_entries.c).
  */
 static CUresult tools_current_ctx(CUcontext *out)
 {

@@ -157,14 +157,10 @@ static CUresult library_load_image(const void *image, int in_ctx,
 	err = client_image_span(image, &start, &size);
 	if (err == CUDA_SUCCESS)
 		err = library_load(c, start, size, in_ctx, out);
-	if (err != CUDA_SUCCESS && image && client_trace_on())
-		client_trace("%s of the image at %p (%02x %02x %02x %02x ...) "
-			     "-> %d\n",
+	if (err != CUDA_SUCCESS && client_trace_on())
+		client_trace("%s of the image at %p -> %d\n",
 			     in_ctx ? "module load" : "library load", image,
-			     ((const unsigned char *)image)[0],
-			     ((const unsigned char *)image)[1],
-			     ((const unsigned char *)image)[2],
-			     ((const unsigned char *)image)[3], (int)err);
+			     (int)err);
 	return err;
 }
 

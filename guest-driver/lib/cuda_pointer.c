@@ -4,9 +4,9 @@
  * tables: device memory when it lies in one of its allocations
  * (cuMemAlloc), host memory when it lies in one of its page-locked
  * buffers (cuMemAllocHost/cuMemHostAlloc), unknown otherwise. A host
- * buffer has a device pointer, its own address, only when it is mapped
- * (CU_MEMHOSTALLOC_DEVICEMAP); nothing is managed, and every pointer
- * belongs to device 0.
+ * buffer has a device pointer, its own address, when it is mapped (on
+ * a host every region is: cuda_memory.c); nothing is managed, and every
+ * pointer belongs to device 0.
  */
 #include <stdbool.h>
 #include <string.h>

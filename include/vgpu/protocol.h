@@ -38,6 +38,7 @@
 #define VGPU_PROTO_MAJOR	  1 /* incompatible changes bump this */
 #define VGPU_PROTO_MINOR	  5 /* compatible additions bump this */
 #define VGPU_PROTO_MINOR_CLUSTERS 5 /* LAUNCH's cluster shape */
+#define VGPU_PROTO_MINOR_HOST_MAP 5 /* HOST_REGION_ADDRESS */
 
 #define VGPU_NAME_MAX	     64	 /* vGPU names, including the NUL */
 #define VGPU_MESSAGE_MAX     256 /* human-readable error text, with NUL */

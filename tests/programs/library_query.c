@@ -25,11 +25,24 @@ static void expect(int ok, const char *what)
 	failures += !ok;
 }
 
-/* vecAdd through f on 1024 floats: c = a + b exactly. */
-static int adds(CUfunction f)
+/*
+ * vecAdd through f on 1024 floats, c = a + b exactly: in blocks of 256
+ * (cluster 0), or by cuLaunchKernelEx in blocks of 64, cluster of them
+ * to a thread-block cluster.
+ */
+static int adds(CUfunction f, unsigned int cluster)
 {
 	enum { N = 1024 };
 	static float a[N], b[N], c[N];
+	CUlaunchAttribute at = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+	CUlaunchConfig cfg = {.gridDimX = N / 64,
+			      .gridDimY = 1,
+			      .gridDimZ = 1,
+			      .blockDimX = 64,
+			      .blockDimY = 1,
+			      .blockDimZ = 1,
+			      .attrs = &at,
+			      .numAttrs = 1};
 	CUdeviceptr da, db, dc;
 	int n = N, i, ok = 1;
 	void *args[] = {&da, &db, &dc, &n};
@@ -43,7 +56,16 @@ static int adds(CUfunction f)
 	CHECK(cuMemAlloc(&dc, sizeof(c)));
 	CHECK(cuMemcpyHtoD(da, a, sizeof(a)));
 	CHECK(cuMemcpyHtoD(db, b, sizeof(b)));
-	CHECK(cuLaunchKernel(f, N / 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+	CHECK(cuMemsetD32(dc, 0, N)); /* not an earlier run's sums */
+	if (cluster) {
+		at.value.clusterDim.x = cluster;
+		at.value.clusterDim.y = 1;
+		at.value.clusterDim.z = 1;
+		CHECK(cuLaunchKernelEx(&cfg, f, args, NULL));
+	} else {
+		CHECK(cuLaunchKernel(f, N / 256, 1, 1, 256, 1, 1, 0, NULL, args,
+				     NULL));
+	}
 	CHECK(cuMemcpyDtoH(c, dc, sizeof(c)));
 	for (i = 0; i < N; i++)
 		ok &= c[i] == a[i] + b[i];
@@ -68,7 +90,7 @@ static void contents(void)
 	CHECK(cuModuleEnumerateFunctions(fns, 1, mod));
 	CHECK(cuFuncGetName(&name, fns[0]));
 	expect(name && strcmp(name, "vecAdd") == 0, "it is vecAdd, by name");
-	expect(adds(fns[0]), "the enumerated function adds vectors");
+	expect(adds(fns[0], 0), "the enumerated function adds vectors");
 	CHECK(cuModuleGetFunction(&byname, mod, "vecAdd"));
 	CHECK(cuFuncGetName(&name, byname));
 	expect(name && strcmp(name, "vecAdd") == 0,
@@ -94,10 +116,8 @@ static void contents(void)
  * whole H200, 8 on an MPS slice of 32 SMs), bad shapes refused. */
 static void cluster_launches(CUfunction f, int largest)
 {
-	enum { N = 1024 };
-	static float a[N], b[N], c[N];
 	CUlaunchAttribute at = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
-	CUlaunchConfig cfg = {.gridDimX = N / 64,
+	CUlaunchConfig cfg = {.gridDimX = 16,
 			      .gridDimY = 1,
 			      .gridDimZ = 1,
 			      .blockDimX = 64,
@@ -105,34 +125,16 @@ static void cluster_launches(CUfunction f, int largest)
 			      .blockDimZ = 1,
 			      .attrs = &at,
 			      .numAttrs = 1};
-	const unsigned int shapes[2] = {2, (unsigned int)largest};
-	CUdeviceptr da, db, dc;
-	int n = N, i, s, ok;
-	void *args[] = {&da, &db, &dc, &n};
+	CUdeviceptr none = 0; /* refused before they run */
+	int n = 0;
+	void *args[] = {&none, &none, &none, &n};
 
-	for (i = 0; i < N; i++) {
-		a[i] = (float)i;
-		b[i] = (float)(3 * i);
-	}
-	CHECK(cuMemAlloc(&da, sizeof(a)));
-	CHECK(cuMemAlloc(&db, sizeof(b)));
-	CHECK(cuMemAlloc(&dc, sizeof(c)));
-	CHECK(cuMemcpyHtoD(da, a, sizeof(a)));
-	CHECK(cuMemcpyHtoD(db, b, sizeof(b)));
-	for (s = 0; s < 2; s++) {
-		at.value.clusterDim.x = shapes[s];
-		at.value.clusterDim.y = 1;
-		at.value.clusterDim.z = 1;
-		CHECK(cuMemsetD32(dc, 0, N));
-		CHECK(cuLaunchKernelEx(&cfg, f, args, NULL));
-		CHECK(cuMemcpyDtoH(c, dc, sizeof(c)));
-		for (ok = 1, i = 0; i < N; i++)
-			ok &= c[i] == a[i] + b[i];
-		expect(ok, s ? "a launch in clusters of the largest size "
-			       "adds right"
-			     : "a launch in clusters of 2 blocks adds right");
-	}
+	expect(adds(f, 2), "a launch in clusters of 2 blocks adds right");
+	expect(adds(f, (unsigned int)largest),
+	       "a launch in clusters of the largest size adds right");
 	at.value.clusterDim.x = 3; /* 16 blocks */
+	at.value.clusterDim.y = 1;
+	at.value.clusterDim.z = 1;
 	expect(cuLaunchKernelEx(&cfg, f, args, NULL) ==
 		       CUDA_ERROR_INVALID_CLUSTER_SIZE,
 	       "clusters of 3 over 16 blocks: CUDA_ERROR_INVALID_CLUSTER_SIZE");
@@ -142,9 +144,6 @@ static void cluster_launches(CUfunction f, int largest)
 		       CUDA_ERROR_INVALID_CLUSTER_SIZE,
 	       "clusters of 32 blocks: CUDA_ERROR_INVALID_CLUSTER_SIZE");
 	CHECK(cuCtxSynchronize());
-	CHECK(cuMemFree(da));
-	CHECK(cuMemFree(db));
-	CHECK(cuMemFree(dc));
 }
 
 static void clusters(void)
