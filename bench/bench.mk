@@ -6,6 +6,7 @@
 # NVIDIA's libcudart.so.13, natively and on a vGPU over our libcuda.so.1
 # (scripts/rt-bench.sh runs both and prints the ratios).
 BENCH_BINS := $(BUILD)/bench/raw_slice $(BUILD)/bench/slice_kernel \
+	$(BUILD)/bench/marker_cost \
 	$(BUILD)/bench/resize_stall $(BUILD)/bench/mixed_workload \
 	$(BUILD)/bench/migrate
 
