@@ -16,6 +16,7 @@
 #ifndef VGPU_BACKEND_H
 #define VGPU_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -156,6 +157,15 @@ struct backend_ops {
 		      const uint32_t grid[3], const uint32_t block[3],
 		      uint32_t shared_bytes, struct backend_stream *s,
 		      void **params, const uint32_t *cluster);
+	/* Optional (NULL: the worker records e after a launch). launch, with
+	 * e recorded on s behind the kernel in the same call: *marked says
+	 * whether it was (a queued kernel whose marker failed is still a
+	 * successful launch). */
+	int (*launch_marked)(struct backend *b, struct backend_kernel *k,
+			     const uint32_t grid[3], const uint32_t block[3],
+			     uint32_t shared_bytes, struct backend_stream *s,
+			     void **params, const uint32_t *cluster,
+			     struct backend_event *e, bool *marked);
 
 	/* Streams and events, with CUDA's semantics. */
 	int (*stream_create)(struct backend *b, struct backend_stream **out);

@@ -541,6 +541,7 @@ static int cuda_open(struct backend **out, const struct vgpu_worker_config *cfg,
 		     char *err, size_t errlen)
 {
 	const char *ser = getenv("VGPU_CUDA_SERIALIZE");
+	const char *attr = getenv("VGPU_CUDA_MARKER_ATTR");
 	struct backend *b = calloc(1, sizeof(*b));
 	char gpu_name[128] = "";
 	CUuuid uuid;
@@ -553,6 +554,7 @@ static int cuda_open(struct backend **out, const struct vgpu_worker_config *cfg,
 	pthread_mutex_init(&b->api, NULL);
 	pthread_mutex_init(&b->lock, NULL);
 	b->serialize = !(ser && strcmp(ser, "0") == 0);
+	b->marker_attr = (attr && strcmp(attr, "0") == 0) ? -1 : 0;
 	b->cache_max = cuda_cache_size_from_env();
 	b->cfg = *cfg;
 	b->cfg.name[sizeof(b->cfg.name) - 1] = '\0';
@@ -1319,17 +1321,19 @@ static int cuda_library_get_global(struct backend *b, struct backend_library *l,
  * passed cast to CUfunction; the context is taken from the stream, which
  * is always one of the green context's.
  */
-/* A launch in thread-block clusters: cuLaunchKernelEx with the shape
- * (the driver checks that the kernel and the slice take it). Under
- * api_lock. */
-static CUresult cuda_launch_clusters(struct backend *b,
-				     struct backend_kernel *k,
-				     const uint32_t grid[3],
-				     const uint32_t block[3],
-				     uint32_t shared_bytes, CUstream st,
-				     void **params, const uint32_t cluster[3])
+/*
+ * A launch through cuLaunchKernelEx: in thread-block clusters (the driver
+ * checks that the kernel and the slice take the shape), and/or with ev
+ * recorded when every block of the kernel has ended
+ * (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT). Under api_lock.
+ */
+static CUresult cuda_launch_ex(struct backend *b, struct backend_kernel *k,
+			       const uint32_t grid[3], const uint32_t block[3],
+			       uint32_t shared_bytes, CUstream st,
+			       void **params, const uint32_t *cluster,
+			       CUevent ev)
 {
-	CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+	CUlaunchAttribute attr[2];
 	CUlaunchConfig cfg = {
 		.gridDimX = grid[0],
 		.gridDimY = grid[1],
@@ -1339,15 +1343,39 @@ static CUresult cuda_launch_clusters(struct backend *b,
 		.blockDimZ = block[2],
 		.sharedMemBytes = shared_bytes,
 		.hStream = st,
-		.attrs = &attr,
-		.numAttrs = 1,
+		.attrs = attr,
 	};
 
-	attr.value.clusterDim.x = cluster[0];
-	attr.value.clusterDim.y = cluster[1];
-	attr.value.clusterDim.z = cluster[2];
+	memset(attr, 0, sizeof(attr));
+	if (cluster) {
+		attr[cfg.numAttrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+		attr[cfg.numAttrs].value.clusterDim.x = cluster[0];
+		attr[cfg.numAttrs].value.clusterDim.y = cluster[1];
+		attr[cfg.numAttrs].value.clusterDim.z = cluster[2];
+		cfg.numAttrs++;
+	}
+	if (ev) {
+		attr[cfg.numAttrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+		attr[cfg.numAttrs].value.programmaticEvent.event = ev;
+		cfg.numAttrs++;
+	}
 	return b->cu.cuLaunchKernelEx(&cfg, (CUfunction)k->kernel, params,
 				      NULL);
+}
+
+/* Under api_lock. */
+static CUresult cuda_launch_locked(struct backend *b, struct backend_kernel *k,
+				   const uint32_t grid[3],
+				   const uint32_t block[3],
+				   uint32_t shared_bytes, CUstream st,
+				   void **params, const uint32_t *cluster)
+{
+	if (cluster)
+		return cuda_launch_ex(b, k, grid, block, shared_bytes, st,
+				      params, cluster, NULL);
+	return b->cu.cuLaunchKernel((CUfunction)k->kernel, grid[0], grid[1],
+				    grid[2], block[0], block[1], block[2],
+				    shared_bytes, st, params, NULL);
 }
 
 static int cuda_launch(struct backend *b, struct backend_kernel *k,
@@ -1358,14 +1386,69 @@ static int cuda_launch(struct backend *b, struct backend_kernel *k,
 	CUresult rc;
 
 	api_lock(b);
-	if (cluster)
-		rc = cuda_launch_clusters(b, k, grid, block, shared_bytes,
-					  stream_of(b, s), params, cluster);
-	else
-		rc = b->cu.cuLaunchKernel((CUfunction)k->kernel, grid[0],
-					  grid[1], grid[2], block[0], block[1],
-					  block[2], shared_bytes,
-					  stream_of(b, s), params, NULL);
+	rc = cuda_launch_locked(b, k, grid, block, shared_bytes,
+				stream_of(b, s), params, cluster);
+	api_unlock(b);
+	return rc;
+}
+
+static CUresult cuda_event_move(struct backend *b, struct backend_event *e);
+
+/*
+ * A launch and its watchdog marker in one driver call: the event rides on
+ * the launch (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT) instead of a
+ * cuEventRecord after it. On the H200 a vGPU's async launch rate with the
+ * watchdog was 0.876 of its rate without, with a record after each launch,
+ * and 0.983 so (scripts/wd-bench.sh). The event completes when every
+ * block has ended, or has called cudaTriggerProgrammaticLaunchCompletion:
+ * such a kernel reads as done from its trigger on, and the watchdog times
+ * what its stream still runs (worker_watchdog.c, wd_drained). A driver
+ * that refuses the attribute gets a launch and a record instead, from then
+ * on, as does VGPU_CUDA_MARKER_ATTR=0.
+ */
+static int cuda_launch_marked(struct backend *b, struct backend_kernel *k,
+			      const uint32_t grid[3], const uint32_t block[3],
+			      uint32_t shared_bytes, struct backend_stream *s,
+			      void **params, const uint32_t *cluster,
+			      struct backend_event *e, bool *marked)
+{
+	struct backend_stream *bs = s ? s : &b->defstream;
+	CUresult rc = CUDA_SUCCESS;
+	bool usable;
+
+	*marked = false;
+	api_lock(b);
+	usable = e->slice == bs->slice || cuda_event_move(b, e) == 0;
+	if (usable && b->marker_attr >= 0) {
+		rc = cuda_launch_ex(b, k, grid, block, shared_bytes, bs->stream,
+				    params, cluster, e->event);
+		if (rc == CUDA_SUCCESS) {
+			b->marker_attr = 1;
+			e->recorded = 1;
+			*marked = true;
+			goto out;
+		}
+		/* a refusal once the attribute worked is the launch's own */
+		if (b->marker_attr == 1 || (rc != CUDA_ERROR_INVALID_VALUE &&
+					    rc != CUDA_ERROR_NOT_SUPPORTED))
+			goto out;
+	}
+	rc = cuda_launch_locked(b, k, grid, block, shared_bytes, bs->stream,
+				params, cluster);
+	if (rc != CUDA_SUCCESS || !usable)
+		goto out;
+	if (b->marker_attr == 0) {
+		b->marker_attr = -1;
+		fprintf(stderr, "vgpu-worker: the driver refuses "
+				"CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT; the "
+				"watchdog records its markers after each "
+				"launch instead\n");
+	}
+	if (b->cu.cuEventRecord(e->event, bs->stream) == CUDA_SUCCESS) {
+		e->recorded = 1;
+		*marked = true;
+	}
+out:
 	api_unlock(b);
 	return rc;
 }
@@ -2150,6 +2233,7 @@ const struct backend_ops backend_cuda_ops = {
 	.library_get_kernel = cuda_library_get_kernel,
 	.library_get_global = cuda_library_get_global,
 	.launch = cuda_launch,
+	.launch_marked = cuda_launch_marked,
 	.stream_create = cuda_stream_create,
 	.stream_destroy = cuda_stream_destroy,
 	.stream_sync = cuda_stream_sync,

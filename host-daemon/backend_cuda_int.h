@@ -115,6 +115,9 @@ struct backend {
 	int va_reserved;
 
 	int serialize;
+	/* launch_marked's event attribute: 1 works, 0 not tried yet, -1
+	 * refused (or VGPU_CUDA_MARKER_ATTR=0). Under api. */
+	int marker_attr;
 	pthread_mutex_t api; /* driver calls on the green context */
 
 	pthread_mutex_t lock; /* the extent map and the object lists */

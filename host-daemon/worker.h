@@ -361,14 +361,22 @@ int worker_depart_watch(struct worker *w, int sock, uint32_t id);
 int worker_watchdog_start(struct worker *w);
 void worker_watchdog_stop(struct worker *w);
 
-/* Per-stream queue of in-flight launches (NULL *out without watchdog). */
-int worker_watchdog_queue_create(struct worker *w,
+/* Per-stream queue of in-flight launches (NULL *out without watchdog),
+ * for bs (NULL: the backend's default stream). */
+int worker_watchdog_queue_create(struct worker *w, struct backend_stream *bs,
 				 struct worker_wd_queue **out);
 /* The stream must be idle (synchronised). Destroys the queue's events. */
 void worker_watchdog_queue_destroy(struct worker *w, struct worker_wd_queue *q);
-/* After a launch on bs: record its marker (never waits). CUresult. */
+/* The event the next launch on q's stream may record as its marker
+ * (ops->launch_marked), or NULL: none (no watchdog, no launch_marked, the
+ * ring full, or a marker owed): the launch goes alone. */
+struct backend_event *worker_watchdog_marker(struct worker *w,
+					     struct worker_wd_queue *q);
+/* After a launch on bs: record its marker (never waits), or take the one
+ * the launch recorded (recorded: the event worker_watchdog_marker gave,
+ * just now). CUresult. */
 int worker_watchdog_track(struct worker *w, struct worker_wd_queue *q,
-			  struct backend_stream *bs);
+			  struct backend_stream *bs, bool recorded);
 /* After a wait was queued on bs (an event, a host function's gate): a
  * marker, so that the next kernel's time starts when the wait ends. */
 int worker_watchdog_track_wait(struct worker *w, struct worker_wd_queue *q,

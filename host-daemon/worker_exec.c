@@ -1221,11 +1221,21 @@ static int exec_launch(struct worker_session *s, const struct worker_op *op)
 	struct worker *w = s->w;
 	struct worker_stream *st = op->stream;
 	struct worker_kernel *k = op->launch.k;
+	const uint32_t *cluster =
+		op->launch.cluster[0] ? op->launch.cluster : NULL;
+	struct backend_event *marker = worker_watchdog_marker(w, st->wd);
+	bool marked = false;
 	int rc;
 
-	rc = w->ops->launch(w->be, k->bk, op->launch.grid, op->launch.block,
-			    op->launch.shared, st->bs, k->params,
-			    op->launch.cluster[0] ? op->launch.cluster : NULL);
+	if (marker)
+		rc = w->ops->launch_marked(w->be, k->bk, op->launch.grid,
+					   op->launch.block, op->launch.shared,
+					   st->bs, k->params, cluster, marker,
+					   &marked);
+	else
+		rc = w->ops->launch(w->be, k->bk, op->launch.grid,
+				    op->launch.block, op->launch.shared, st->bs,
+				    k->params, cluster);
 	if (rc)
 		return worker_check(w, rc, "launch");
 	worker_note_launch(w); /* for save points */
@@ -1233,7 +1243,7 @@ static int exec_launch(struct worker_session *s, const struct worker_op *op)
 	/* the launch is queued: its status is the client's even when the
 	 * watchdog cannot track it (a fatal error there faults the vGPU) */
 	if (st->wd)
-		worker_watchdog_track(w, st->wd, st->bs);
+		worker_watchdog_track(w, st->wd, st->bs, marked);
 	return CUDA_SUCCESS;
 }
 
@@ -1350,7 +1360,7 @@ static int exec_stream_create(struct worker_session *s, uint64_t *r)
 		free(st);
 		return worker_check(w, rc, "stream_create");
 	}
-	if (worker_watchdog_queue_create(w, &st->wd) ||
+	if (worker_watchdog_queue_create(w, st->bs, &st->wd) ||
 	    handle_table_add(&s->h.streams, st, &h)) {
 		worker_watchdog_queue_destroy(w, st->wd);
 		w->ops->stream_destroy(w->be, st->bs);
@@ -1843,7 +1853,8 @@ int worker_session_init(struct worker_session *s, struct worker *w,
 		s->param_buf = NULL;
 		return worker_check(w, rc, "stream_create");
 	}
-	if (worker_watchdog_queue_create(w, &s->default_stream.wd)) {
+	if (worker_watchdog_queue_create(w, s->default_stream.bs,
+					 &s->default_stream.wd)) {
 		w->ops->stream_destroy(w->be, s->default_stream.bs);
 		free(s->param_buf);
 		s->param_buf = NULL;

@@ -49,6 +49,7 @@ const struct sim_kernel_desc sim_kernels[] = {
 	{"chainStep", sim_chainStep, 3, {PTR, 4, 8}},
 	{"recordSmid", sim_recordSmid, 1, {PTR}},
 	{"spinForever", sim_spinForever, 1, {PTR}},
+	{"spinAfterTrigger", sim_spinForever, 1, {PTR}}, /* no trigger here */
 	{"spinFor", sim_spinFor, 2, {PTR, 8}},
 	{"oobWrite", sim_oobWrite, 2, {PTR, 8}},
 	{"computeBound", sim_computeBound, 2, {PTR, 4}},

@@ -10,6 +10,20 @@ extern "C" __global__ void spinForever(volatile int *flag)
 		;
 }
 
+/*
+ * spinAfterTrigger: spinForever, after every block has signalled its
+ * completion to dependent launches (programmatic dependent launch,
+ * griddepcontrol.launch_dependents, as cudaTriggerProgrammaticLaunchCompletion
+ * does). An event riding on the launch completes there, long before the
+ * kernel ends: the watchdog must still stop it.
+ */
+extern "C" __global__ void spinAfterTrigger(volatile int *flag)
+{
+	asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+	while (*flag == 0)
+		;
+}
+
 __device__ static unsigned long long global_ns(void)
 {
 	unsigned long long t;

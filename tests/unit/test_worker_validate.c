@@ -75,10 +75,12 @@ static struct {
 	int copy_rc;
 	int event_query_rc;
 	int stream_query_rc;
-	int records; /* event_record calls */
-	int queries; /* event_query calls */
-	int sync_ms; /* a stream sync waits this long, */
-	int hang;    /* and then the kernel is done, unless this is set */
+	int records; /* event_record calls, and markers launches recorded */
+	int marked_launches; /* launch_marked calls that recorded */
+	int unmark;	     /* launch_marked launches but does not record */
+	int queries;	     /* event_query calls */
+	int sync_ms;	     /* a stream sync waits this long, */
+	int hang; /* and then the kernel is done, unless this is set */
 	int faults_in_sync; /* faults seen when a hung sync returned */
 	/* ordered: the first `done` of the ops queued (launches and waits:
 	 * one stream's work, finishing in order) are complete, and so is
@@ -344,6 +346,24 @@ static int stub_event_record(struct backend *b, struct backend_event *e,
 	return 0;
 }
 
+/* A launch with its marker in the same call (the cuda backend's event
+ * attribute); with st.unmark the marker fails and the launch stands. */
+static int stub_launch_marked(struct backend *b, struct backend_kernel *k,
+			      const uint32_t grid[3], const uint32_t block[3],
+			      uint32_t shared, struct backend_stream *s,
+			      void **params, const uint32_t *cluster,
+			      struct backend_event *e, bool *marked)
+{
+	int rc = stub_launch(b, k, grid, block, shared, s, params, cluster);
+
+	*marked = false;
+	if (rc || st.unmark)
+		return rc;
+	st.marked_launches++;
+	*marked = true;
+	return stub_event_record(b, e, s);
+}
+
 static int stub_event_sync(struct backend *b, struct backend_event *e)
 {
 	return 0;
@@ -401,6 +421,7 @@ static const struct backend_ops stub_ops = {
 	.kernel_clusters = stub_kernel_clusters,
 	.ctx_limit = stub_ctx_limit,
 	.launch = stub_launch,
+	.launch_marked = stub_launch_marked,
 	.stream_create = stub_stream_create,
 	.stream_destroy = stub_stream_destroy,
 	.stream_sync = stub_stream_sync,
@@ -1756,6 +1777,76 @@ static int faults_now(void)
 }
 
 /*
+ * A backend that records a launch's marker in the launch call gets the
+ * marker's event before it; one whose marker fails has it recorded after
+ * the launch instead. Either way one marker per launch, each kernel timed:
+ * a hang after them is stopped.
+ */
+static void watchdog_marks_in_the_launch_or_after_it(void **state)
+{
+	struct fx *f = fx_new(100);
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+	int i;
+
+	__atomic_store_n(&st.ordered, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 4; i++) {
+		st.unmark = i >= 2;
+		assert_int_equal(
+			run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			CUDA_SUCCESS);
+	}
+	st.unmark = 0;
+	assert_int_equal(st.marked_launches, 2);
+	assert_int_equal(__atomic_load_n(&st.records, __ATOMIC_SEQ_CST), 4);
+	sleep_ms(60);
+	finish_upto(3); /* the fourth never ends */
+	sleep_ms(60);
+	assert_int_equal(faults_now(), 0);
+	sleep_ms(150);
+	assert_true(faults_now() >= 1);
+	assert_int_equal(st.fault_kind, VGPU_FAULT_WATCHDOG);
+	finish_upto(4);
+	fx_free(f);
+}
+
+/*
+ * A kernel that signals its completion early (a programmatic launch
+ * trigger completes its marker) and runs on: every marker is done, the
+ * stream still busy. Idle again within the limit: no fault; busy past it:
+ * stopped.
+ */
+static void watchdog_stops_a_kernel_running_past_its_marker(void **state)
+{
+	struct fx *f = fx_new(100); /* polls every 10 ms */
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		__atomic_store_n(&st.stream_query_rc, CUDA_ERROR_NOT_READY,
+				 __ATOMIC_SEQ_CST);
+		assert_int_equal(
+			run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			CUDA_SUCCESS);
+		sleep_ms(70);
+		assert_int_equal(faults_now(), 0);
+		if (i == 0) { /* it ends in time */
+			__atomic_store_n(&st.stream_query_rc, CUDA_SUCCESS,
+					 __ATOMIC_SEQ_CST);
+			sleep_ms(150);
+			assert_int_equal(faults_now(), 0);
+		}
+	}
+	sleep_ms(150);
+	assert_true(faults_now() >= 1);
+	assert_int_equal(st.fault_kind, VGPU_FAULT_WATCHDOG);
+	assert_int_equal(st.fault_status, CUDA_ERROR_LAUNCH_TIMEOUT);
+	__atomic_store_n(&st.stream_query_rc, CUDA_SUCCESS, __ATOMIC_SEQ_CST);
+	fx_free(f);
+}
+
+/*
  * Issue 16, bug 3: five kernels of 60 ms each queued at once run 300 ms in
  * all, three times the 100 ms limit. Each is timed from the end of the one
  * before: no fault.
@@ -2796,6 +2887,9 @@ int main(void)
 		cmocka_unit_test(
 			watchdog_stops_a_hang_in_a_chain_at_its_own_limit),
 		cmocka_unit_test(watchdog_does_not_count_a_streams_waits),
+		cmocka_unit_test(watchdog_marks_in_the_launch_or_after_it),
+		cmocka_unit_test(
+			watchdog_stops_a_kernel_running_past_its_marker),
 		cmocka_unit_test(watchdog_groups_a_backlog_beyond_its_ring),
 		cmocka_unit_test(watchdog_leaves_a_waited_stream_alone),
 		cmocka_unit_test(region_create_checks_sizes_and_the_socket),
