@@ -896,11 +896,15 @@ void worker_client_stop_all(struct worker *w)
 	uint64_t deadline;
 	uint32_t left;
 
-	/* the vGPU stops: work still queued will not run (ring DEAD) */
+	/* the vGPU stops: work still queued will not run (ring DEAD). A
+	 * ring a fault marked dead keeps the fault's error: its client may
+	 * not have read it yet (worker_client_mark_dead) */
 	pthread_mutex_lock(&w->clients_lock);
 	for (c = w->clients; c; c = c->next) {
-		c->hdr->error = CUDA_ERROR_DEVICE_UNAVAILABLE;
-		ring_store_release(&c->hdr->status, VGPU_RING_DEAD);
+		if (ring_load_acquire(&c->hdr->status) == VGPU_RING_OK) {
+			c->hdr->error = CUDA_ERROR_DEVICE_UNAVAILABLE;
+			ring_store_release(&c->hdr->status, VGPU_RING_DEAD);
+		}
 		ring_full_barrier();
 		client_doorbell(c);
 		client_kick(c);
