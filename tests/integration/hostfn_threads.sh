@@ -5,8 +5,8 @@
 # that each queue host functions on their own stream and synchronise it
 # never deadlock; a host function that sleeps holds up only its own
 # stream; a client killed while the worker waits for one of its host
-# functions that will never run (in a synchronise, a free, a context
-# synchronise) is cleaned up within 5 s: no client left, no memory held,
+# functions that will never run (in a synchronise, a free, the free of a
+# page-locked buffer, a context synchronise) is cleaned up within 5 s: no client left, no memory held,
 # and the next client runs.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -54,7 +54,7 @@ tap_wait_pid "a host function sleeping 6 s: its own client then finishes correct
 	"$slow" 60 "$TEST_TMP/slow.out"
 tail -n 1 "$TEST_TMP/slow.out" | tap_diag
 
-for how in sync free ctxsync; do
+for how in sync free region ctxsync; do
 	out="$TEST_TMP/stuck-$how.out"
 	client_bg "$out" a "$(prog hostfn_threads)" stuck "$how"
 	pid=$BG_PID
@@ -66,6 +66,12 @@ for how in sync free ctxsync; do
 		tail -n 20 "$out" | tap_diag
 	fi
 	sleep 0.5 # the worker is waiting for the stream now
+	if kill -0 "$pid" 2>/dev/null; then
+		tap_ok "stuck/$how: the program still waits in $how"
+	else
+		tap_not_ok "stuck/$how: the program still waits in $how" \
+			"it ended: $(tail -n 1 "$out")"
+	fi
 	t0=$(date +%s.%N)
 	kill -KILL "$pid"
 	wait "$pid" 2>/dev/null || true

@@ -9,11 +9,12 @@
  *       callback (cuStreamAddCallback), and synchronises its stream. Every
  *       function must run exactly once and in order on its stream; the
  *       chain's result is checked at the end. Prints "hostfn_threads: ok".
- *   hostfn_threads stuck sync|free|ctxsync
+ *   hostfn_threads stuck sync|free|region|ctxsync
  *       queues a host function that never returns, prints
  *       "hostfn_threads: stuck" and then blocks in the call named (a
  *       stream synchronise, a cuMemFree of memory the stream used, a
- *       context synchronise) until it is killed.
+ *       cuMemFreeHost of a page-locked buffer, a context synchronise)
+ *       until it is killed.
  *   hostfn_threads chaos [THREADS]
  *       for the randomized kill test: threads allocate, copy, launch,
  *       queue host functions (some sleep a little) and callbacks,
@@ -179,8 +180,11 @@ static void CUDA_CB never_returns(void *arg)
 static int stuck(const char *how)
 {
 	struct thr t;
+	void *pinned = NULL;
 
 	thr_init(&t, 0, 1);
+	if (!strcmp(how, "region")) /* a page-locked buffer, freed below */
+		CHECK(cuMemAllocHost(&pinned, 1 << 20));
 	CHECK(cuCtxSynchronize());
 	launch(&t, 0);
 	CHECK(cuLaunchHostFunc(t.s, never_returns, NULL));
@@ -191,6 +195,8 @@ static int stuck(const char *how)
 		cuStreamSynchronize(t.s);
 	else if (!strcmp(how, "free"))
 		cuMemFree(t.v);
+	else if (!strcmp(how, "region"))
+		cuMemFreeHost(pinned);
 	else
 		cuCtxSynchronize();
 	fprintf(stderr,
@@ -360,9 +366,10 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "slow") && argc > 2) {
 		rc = slow(atof(argv[2]));
 	} else {
-		fprintf(stderr, "usage: hostfn_threads run [THREADS] [ITERS] | "
-				"stuck sync|free|ctxsync | chaos [THREADS] | "
-				"slow SECONDS\n");
+		fprintf(stderr,
+			"usage: hostfn_threads run [THREADS] [ITERS] | "
+			"stuck sync|free|region|ctxsync | chaos [THREADS] | "
+			"slow SECONDS\n");
 		return 2;
 	}
 	CHECK(cuLibraryUnload(lib));
