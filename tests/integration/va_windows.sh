@@ -68,35 +68,8 @@ tap_expect "one more vGPU is refused for want of a VA window" 1 \
 workers_maps_clean()
 {
 	vadmin list --json >"$TEST_TMP/list.json"
-	python3 - "$TEST_TMP/list.json" "$FIRST" "$END" <<'EOF'
-import json, sys
-
-first, end = int(sys.argv[2], 16), int(sys.argv[3], 16)
-bad = 0
-vgpus = json.load(open(sys.argv[1]))["vgpus"]
-for v in vgpus:
-    base, size = v["va_base"], v["va_size"]
-    if not (first <= base and base + size <= end):
-        print(f"{v['name']}: window 0x{base:x} is outside the range")
-        bad += 1
-    own = False
-    for line in open(f"/proc/{v['pid']}/maps"):
-        f = line.split()
-        lo, hi = (int(x, 16) for x in f[0].split("-"))
-        if hi <= first or lo >= end:
-            continue
-        if base <= lo and hi <= base + size:
-            own = True
-            continue
-        if f[1] != "---p" or f[4] != "0" or len(f) > 5:
-            print(f"{v['name']} (pid {v['pid']}, window 0x{base:x}): {line.strip()}")
-            bad += 1
-    if not own:
-        print(f"{v['name']}: its window 0x{base:x} is not in its maps")
-        bad += 1
-print(f"{len(vgpus)} workers checked")
-sys.exit(1 if bad else 0)
-EOF
+	python3 "$VGPU_SRC/tests/integration/va_maps_clean.py" \
+		"$TEST_TMP/list.json" "$FIRST" "$END"
 }
 tap_run "no worker maps anything in another vGPU's window" workers_maps_clean
 destroy_all w
