@@ -369,7 +369,12 @@ if [ $BENCH_ONLY = 0 ]; then
 		ok "time limit: an endless kernel is stopped ${t} s after its launch (10-11 s)" ||
 		bad "time limit: endless kernel: rc=$src after ${t:-?} s (expected 10-11 s)"
 	# one that signals its completion first (its launch's marker event
-	# completes at once): the stream still runs, and that is timed
+	# completes at once): the stream still runs, and that is timed. The
+	# fault above restarts the shared domain, wspin2 with it: wait for it
+	for _ in $(seq 30); do
+		on wspin2 "$PROGS/vector_add" >/dev/null 2>&1 && break
+		sleep 1
+	done
 	on wspin2 "$PROGS/fault_spin" trigger >"$LOG/time_limit.trigger.log" 2>&1
 	src=$?
 	t=$(sed -n 's/.* after \([0-9.]*\) s.*/\1/p' "$LOG/time_limit.trigger.log")
