@@ -66,6 +66,15 @@ struct backend_cluster_query {
 	int query;  /* enum vgpu_cluster_query */
 };
 
+/* How launch_marked recorded its marker. */
+enum backend_marked {
+	BACKEND_MARKED_NOT = 0,	  /* not recorded: the worker records it */
+	BACKEND_MARKED_AFTER = 1, /* recorded after the kernel */
+	/* recorded by the launch: completes when every block has ended or
+	 * has triggered its dependents (programmatic launch), maybe early */
+	BACKEND_MARKED_EARLY = 2,
+};
+
 struct backend_ops {
 	const char *name; /* "cuda" or "sim" */
 	uint32_t kind;	  /* enum vgpu_backend_kind */
@@ -159,13 +168,13 @@ struct backend_ops {
 		      void **params, const uint32_t *cluster);
 	/* Optional (NULL: the worker records e after a launch). launch, with
 	 * e recorded on s behind the kernel in the same call: *marked says
-	 * whether it was (a queued kernel whose marker failed is still a
-	 * successful launch). */
+	 * whether and how it was (enum backend_marked; a queued kernel whose
+	 * marker failed is still a successful launch). */
 	int (*launch_marked)(struct backend *b, struct backend_kernel *k,
 			     const uint32_t grid[3], const uint32_t block[3],
 			     uint32_t shared_bytes, struct backend_stream *s,
 			     void **params, const uint32_t *cluster,
-			     struct backend_event *e, bool *marked);
+			     struct backend_event *e, int *marked);
 
 	/* Streams and events, with CUDA's semantics. */
 	int (*stream_create)(struct backend *b, struct backend_stream **out);

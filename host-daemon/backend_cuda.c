@@ -1410,13 +1410,13 @@ static int cuda_launch_marked(struct backend *b, struct backend_kernel *k,
 			      const uint32_t grid[3], const uint32_t block[3],
 			      uint32_t shared_bytes, struct backend_stream *s,
 			      void **params, const uint32_t *cluster,
-			      struct backend_event *e, bool *marked)
+			      struct backend_event *e, int *marked)
 {
 	struct backend_stream *bs = s ? s : &b->defstream;
 	CUresult rc = CUDA_SUCCESS;
 	bool usable;
 
-	*marked = false;
+	*marked = BACKEND_MARKED_NOT;
 	api_lock(b);
 	usable = e->slice == bs->slice || cuda_event_move(b, e) == 0;
 	if (usable && b->marker_attr >= 0) {
@@ -1425,14 +1425,13 @@ static int cuda_launch_marked(struct backend *b, struct backend_kernel *k,
 		if (rc == CUDA_SUCCESS) {
 			b->marker_attr = 1;
 			e->recorded = 1;
-			*marked = true;
+			*marked = BACKEND_MARKED_EARLY;
 			goto out;
 		}
-		/* a refusal once the attribute worked is the launch's own */
-		if (b->marker_attr == 1 || (rc != CUDA_ERROR_INVALID_VALUE &&
-					    rc != CUDA_ERROR_NOT_SUPPORTED))
-			goto out;
 	}
+	/* a refused launch queued nothing: without the attribute, whatever
+	 * the refusal said; if that works where the attribute never did,
+	 * the driver refuses the attribute */
 	rc = cuda_launch_locked(b, k, grid, block, shared_bytes, bs->stream,
 				params, cluster);
 	if (rc != CUDA_SUCCESS || !usable)
@@ -1446,7 +1445,7 @@ static int cuda_launch_marked(struct backend *b, struct backend_kernel *k,
 	}
 	if (b->cu.cuEventRecord(e->event, bs->stream) == CUDA_SUCCESS) {
 		e->recorded = 1;
-		*marked = true;
+		*marked = BACKEND_MARKED_AFTER;
 	}
 out:
 	api_unlock(b);

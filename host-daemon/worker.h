@@ -373,10 +373,10 @@ void worker_watchdog_queue_destroy(struct worker *w, struct worker_wd_queue *q);
 struct backend_event *worker_watchdog_marker(struct worker *w,
 					     struct worker_wd_queue *q);
 /* After a launch on bs: record its marker (never waits), or take the one
- * the launch recorded (recorded: the event worker_watchdog_marker gave,
- * just now). CUresult. */
+ * the launch recorded (marked: enum backend_marked, how the launch
+ * recorded the event worker_watchdog_marker gave). CUresult. */
 int worker_watchdog_track(struct worker *w, struct worker_wd_queue *q,
-			  struct backend_stream *bs, bool recorded);
+			  struct backend_stream *bs, int marked);
 /* After a wait was queued on bs (an event, a host function's gate): a
  * marker, so that the next kernel's time starts when the wait ends. */
 int worker_watchdog_track_wait(struct worker *w, struct worker_wd_queue *q,

@@ -1224,7 +1224,7 @@ static int exec_launch(struct worker_session *s, const struct worker_op *op)
 	const uint32_t *cluster =
 		op->launch.cluster[0] ? op->launch.cluster : NULL;
 	struct backend_event *marker = worker_watchdog_marker(w, st->wd);
-	bool marked = false;
+	int marked = BACKEND_MARKED_NOT;
 	int rc;
 
 	if (marker)

@@ -122,6 +122,7 @@ struct wd_slot {
 	/* kernels it covers: 1; 0 for a wait's marker; n for a group joined
 	 * on a full ring; WD_UNTIMED */
 	uint32_t kernels;
+	bool early; /* recorded by the launch: may complete early */
 };
 
 struct worker_wd_queue {
@@ -139,6 +140,7 @@ struct worker_wd_queue {
 	 * since when, and the tail + 1 at which the stream was seen idle */
 	uint64_t tail_ns;
 	uint32_t idle_tail;
+	bool last_early; /* the last popped marker's early (pop_lock) */
 	/* since when the owner waits for the stream (atomic; 0: it does not) */
 	uint64_t sync_ns;
 	/* owner only: what a failed record left for the next marker */
@@ -274,7 +276,7 @@ out:
  */
 static int wd_mark(struct worker *w, struct worker_wd_queue *q,
 		   struct backend_stream *bs, uint32_t kernels,
-		   uint64_t submit_ns, bool recorded)
+		   uint64_t submit_ns, int marked)
 {
 	struct worker_watchdog *wd = w->wd;
 	uint32_t tail = q->tail, depth;
@@ -282,7 +284,7 @@ static int wd_mark(struct worker *w, struct worker_wd_queue *q,
 	int rc;
 
 	depth = tail - ring_load_acquire(&q->head);
-	if (recorded) { /* in the slot worker_watchdog_marker gave */
+	if (marked != BACKEND_MARKED_NOT) { /* in the slot it gave */
 		s = &q->slots[tail & (q->cap - 1)];
 		rc = 0;
 		goto commit;
@@ -312,6 +314,7 @@ static int wd_mark(struct worker *w, struct worker_wd_queue *q,
 		goto done;
 	}
 commit:
+	s->early = marked == BACKEND_MARKED_EARLY;
 	s->submit_ns = submit_ns;
 	s->kernels = kernels;
 	s->launches = q->launched;
@@ -391,8 +394,10 @@ static int wd_drained(struct worker *w, struct worker_wd_queue *q,
 	char msg[VGPU_MESSAGE_MAX];
 	int rc;
 
-	if (q->idle_tail == tail + 1)
-		return 0; /* seen idle since its last marker */
+	/* only a marker the launch recorded can complete early; after any
+	 * other, what runs on is memsets and device copies, never timed */
+	if (!q->last_early || q->idle_tail == tail + 1)
+		return 0; /* or seen idle since its last marker */
 	rc = w->ops->stream_query(w->be, q->bs);
 	if (rc == CUDA_SUCCESS) {
 		q->idle_tail = tail + 1;
@@ -459,6 +464,7 @@ static int wd_poll_queue(struct worker *w, struct worker_wd_queue *q)
 	}
 	if (lo) {
 		s = &q->slots[(head + lo - 1) & mask];
+		q->last_early = s->early;
 		if (s->launches > q->completed)
 			__atomic_store_n(&q->completed, s->launches,
 					 __ATOMIC_RELAXED);
@@ -475,12 +481,15 @@ static int wd_poll_queue(struct worker *w, struct worker_wd_queue *q)
 	if (!q->busy)
 		wd_busy_again(wd, q, tail, now);
 	s = &q->slots[head & mask];
-	if (!s->kernels || s->kernels == WD_UNTIMED ||
-	    s->kernels > UINT64_MAX / wd->limit_ns)
+	if (!s->kernels || s->kernels >= WD_UNTIMED - 1 ||
+	    s->kernels + 1 > UINT64_MAX / wd->limit_ns)
 		return 0; /* a wait, or not timed */
-	/* pending at now (it was, when asked after now) */
+	/* pending at now (it was, when asked after now). After a marker
+	 * that may have completed early, the kernel before may still run
+	 * for up to a limit of its own: the clock allows it. */
 	start = q->clock_ns > s->submit_ns ? q->clock_ns : s->submit_ns;
-	if (now <= start || now - start <= s->kernels * wd->limit_ns)
+	if (now <= start ||
+	    now - start <= (s->kernels + q->last_early) * wd->limit_ns)
 		return 0;
 	if (s->kernels == 1)
 		snprintf(msg, sizeof(msg),
@@ -682,19 +691,19 @@ struct backend_event *worker_watchdog_marker(struct worker *w,
 }
 
 int worker_watchdog_track(struct worker *w, struct worker_wd_queue *q,
-			  struct backend_stream *bs, bool recorded)
+			  struct backend_stream *bs, int marked)
 {
 	uint64_t now = worker_now_ns();
 
 	/* only the owner writes it; pending and the pops read it */
 	__atomic_store_n(&q->launched, q->launched + 1, __ATOMIC_RELEASE);
-	return wd_mark(w, q, bs, 1, now, recorded);
+	return wd_mark(w, q, bs, 1, now, marked);
 }
 
 int worker_watchdog_track_wait(struct worker *w, struct worker_wd_queue *q,
 			       struct backend_stream *bs)
 {
-	return wd_mark(w, q, bs, 0, worker_now_ns(), false);
+	return wd_mark(w, q, bs, 0, worker_now_ns(), BACKEND_MARKED_NOT);
 }
 
 uint64_t worker_watchdog_busy_ns(struct worker *w)
@@ -785,6 +794,9 @@ void worker_watchdog_sync_end(struct worker *w, struct worker_wd_queue *q,
 		q->clock_ns = now;
 		ring_store_release(&q->head, q->tail);
 	}
+	q->last_early = false; /* the stream is idle: nothing runs on */
+	q->idle_tail = q->tail + 1;
+	q->tail_ns = 0;
 	if (launched > q->completed)
 		__atomic_store_n(&q->completed, launched, __ATOMIC_RELAXED);
 	wd_busy_edge(w->wd, q, 0, now);

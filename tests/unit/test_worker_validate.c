@@ -78,6 +78,7 @@ static struct {
 	int records; /* event_record calls, and markers launches recorded */
 	int marked_launches; /* launch_marked calls that recorded */
 	int unmark;	     /* launch_marked launches but does not record */
+	int early;	     /* launch_marked's markers may complete early */
 	int queries;	     /* event_query calls */
 	int sync_ms;	     /* a stream sync waits this long, */
 	int hang; /* and then the kernel is done, unless this is set */
@@ -352,15 +353,16 @@ static int stub_launch_marked(struct backend *b, struct backend_kernel *k,
 			      const uint32_t grid[3], const uint32_t block[3],
 			      uint32_t shared, struct backend_stream *s,
 			      void **params, const uint32_t *cluster,
-			      struct backend_event *e, bool *marked)
+			      struct backend_event *e, int *marked)
 {
 	int rc = stub_launch(b, k, grid, block, shared, s, params, cluster);
 
-	*marked = false;
+	*marked = BACKEND_MARKED_NOT;
 	if (rc || st.unmark)
 		return rc;
 	st.marked_launches++;
-	*marked = true;
+	/* early: as the cuda backend's launch attribute */
+	*marked = st.early ? BACKEND_MARKED_EARLY : BACKEND_MARKED_AFTER;
 	return stub_event_record(b, e, s);
 }
 
@@ -1823,6 +1825,7 @@ static void watchdog_stops_a_kernel_running_past_its_marker(void **state)
 		 k = get_kernel(f, lib, "noargs");
 	int i;
 
+	st.early = 1;
 	for (i = 0; i < 2; i++) {
 		__atomic_store_n(&st.stream_query_rc, CUDA_ERROR_NOT_READY,
 				 __ATOMIC_SEQ_CST);
@@ -1843,6 +1846,36 @@ static void watchdog_stops_a_kernel_running_past_its_marker(void **state)
 	assert_int_equal(st.fault_kind, VGPU_FAULT_WATCHDOG);
 	assert_int_equal(st.fault_status, CUDA_ERROR_LAUNCH_TIMEOUT);
 	__atomic_store_n(&st.stream_query_rc, CUDA_SUCCESS, __ATOMIC_SEQ_CST);
+	fx_free(f);
+}
+
+/*
+ * After a marker that may have completed early, the kernel before it may
+ * still run for up to a limit: the next kernel is allowed that on top of
+ * its own. Two kernels of 100 ms limits, the first's marker done at once:
+ * not stopped at 150 ms, stopped by 260 ms. A marker recorded after its
+ * kernel gets no such allowance (watchdog_stops_a_hang_in_a_chain...).
+ */
+static void watchdog_allows_the_tail_of_an_early_marker(void **state)
+{
+	struct fx *f = fx_new(100);
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+	int i;
+
+	st.early = 1;
+	__atomic_store_n(&st.ordered, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(
+			run(&f->s, launch_sqe(k, 1, 1, 1, 1, 1, 1), NULL),
+			CUDA_SUCCESS);
+	finish_upto(1); /* the first triggered at its start */
+	sleep_ms(150);
+	assert_int_equal(faults_now(), 0);
+	sleep_ms(110);
+	assert_true(faults_now() >= 1);
+	assert_int_equal(st.fault_kind, VGPU_FAULT_WATCHDOG);
+	finish_upto(2);
 	fx_free(f);
 }
 
@@ -2890,6 +2923,7 @@ int main(void)
 		cmocka_unit_test(watchdog_marks_in_the_launch_or_after_it),
 		cmocka_unit_test(
 			watchdog_stops_a_kernel_running_past_its_marker),
+		cmocka_unit_test(watchdog_allows_the_tail_of_an_early_marker),
 		cmocka_unit_test(watchdog_groups_a_backlog_beyond_its_ring),
 		cmocka_unit_test(watchdog_leaves_a_waited_stream_alone),
 		cmocka_unit_test(region_create_checks_sizes_and_the_socket),
