@@ -11,6 +11,10 @@
  *                    SMs left over (132: 128..131) are group floor(sms/8),
  *                    a slice alone or lent on top of groups
  *   VGPU_SIM_MEMORY  bytes per GPU, suffix K, M or G allowed (default 16G)
+ *   VGPU_SIM_WEDGE_PRINTF_FIFO  for the liveness tests: a client that sets
+ *                    CU_LIMIT_PRINTF_FIFO_SIZE to exactly this many bytes
+ *                    wedges its worker thread in the backend for good, as
+ *                    a driver call that never returns (default 0: never)
  *
  * Device memory is the vGPU's VA window itself, reserved PROT_NONE at
  * exactly va_base and made read-write where it is mapped, so a device
@@ -35,6 +39,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -60,6 +65,7 @@ struct sim_settings {
 	uint32_t gpus;
 	uint32_t sms;
 	uint64_t memory;
+	uint64_t wedge_fifo; /* VGPU_SIM_WEDGE_PRINTF_FIFO */
 };
 
 struct backend_kernel {
@@ -149,6 +155,10 @@ static int sim_settings_read(struct sim_settings *st, char *err, size_t errlen)
 		       1ull << 44, &v, err, errlen))
 		return -1;
 	st->memory = v;
+	if (env_number("VGPU_SIM_WEDGE_PRINTF_FIFO", 0, 1, 0, UINT64_MAX, &v,
+		       err, errlen))
+		return -1;
+	st->wedge_fifo = v;
 	return 0;
 }
 
@@ -1080,6 +1090,13 @@ static int sim_kernel_clusters(struct backend *b, struct backend_kernel *k,
 static int sim_ctx_limit(struct backend *b, int limit, int set, uint64_t value,
 			 uint64_t *out)
 {
+	if (set && limit == CU_LIMIT_PRINTF_FIFO_SIZE && b->st.wedge_fifo &&
+	    value == b->st.wedge_fifo) {
+		fprintf(stderr, "vgpu-worker: sim: wedging this thread for "
+				"good (VGPU_SIM_WEDGE_PRINTF_FIFO)\n");
+		for (;;)
+			pause();
+	}
 	pthread_mutex_lock(&b->lock);
 	if (set)
 		b->limits[limit] = value;

@@ -11,13 +11,15 @@
  * blueprint has save points (as after a fault), else it is lost.
  *
  * A client that leaves inside a call is cleaned up by the worker itself
- * (worker_depart.c opens its host functions' gates). Its thread may still
- * be in a call for long after that without anything being wrong: its
- * queued kernels run to their end (a chain of kernels each under the time
- * limit may take minutes), and on the cuda backend unloading its modules
- * waits behind another client's pending host function. So such a thread
- * is reported (the stats' stuck_clients, one log line per report), not
- * taken for a wedged worker: a worker is replaced only when it is silent.
+ * first (worker_depart.c opens its host functions' gates). Its thread may
+ * still be in a call for long after that without anything being wrong:
+ * its queued kernels run to their end (a chain of kernels each under the
+ * time limit may take minutes), and the driver makes frees and unloads
+ * wait for other clients' kernels. Such a thread is reported (the stats'
+ * stuck_clients, one log line per report). One in a single call for more
+ * than 2 s while nothing of the vGPU's runs on the GPU waits for nothing
+ * that will come: the worker counts it as wedged (worker_client.c,
+ * client_wedged), and the worker is replaced as when it is silent.
  *
  * Not while a resize or a save, restore or migration is in flight: those
  * run on the worker's main loop and have deadlines of their own. A turn
@@ -84,9 +86,9 @@ void daemon_liveness_check(struct daemon *d, int64_t now)
 		if (v->stats.stuck_clients && !v->stuck_logged) {
 			daemon_log("vGPU %s: worker pid %d has %u client "
 				   "thread%s still in a call more than 2 s "
-				   "after the client left (its queued work or "
-				   "another client's host function); not "
-				   "replaced while it sends stats",
+				   "after the client left (its queued work, "
+				   "or other clients' kernels); replaced only "
+				   "if it waits with nothing on the GPU",
 				   v->cfg.name, (int)v->pid,
 				   v->stats.stuck_clients,
 				   v->stats.stuck_clients == 1 ? "" : "s");
@@ -94,7 +96,16 @@ void daemon_liveness_check(struct daemon *d, int64_t now)
 		} else if (!v->stats.stuck_clients) {
 			v->stuck_logged = false;
 		}
-		if (now - v->stats_ms > d->silent_ms) {
+		if (v->stats.wedged_clients) {
+			snprintf(why, sizeof(why),
+				 "has %u thread%s of departed clients stuck "
+				 "in a call with nothing on the GPU: it "
+				 "stopped serving",
+				 v->stats.wedged_clients,
+				 v->stats.wedged_clients == 1 ? "" : "s");
+			v->stats.wedged_clients = 0; /* said once */
+			liveness_replace(d, v, why);
+		} else if (now - v->stats_ms > d->silent_ms) {
 			snprintf(why, sizeof(why),
 				 "sent no statistics for %lld ms: it stopped "
 				 "serving",

@@ -58,6 +58,10 @@
  * opened is reported in the stats (its queued work may simply be long:
  * daemon_liveness.c) */
 #define WORKER_DEPART_STUCK_NS 2000000000ull
+/* A departed client's thread this long in one call with the GPU idle is
+ * wedged (worker_client_stats) */
+#define WORKER_WEDGED_NS     2000000000ull
+#define CLIENT_CALL_TEARDOWN (VGPU_OP_COUNT_ + 1u)
 
 /*
  * VGPU_SLOW_REQUEST_MS=N (default 0, off): log every request that takes
@@ -106,8 +110,16 @@ struct worker_client {
 	int done;    /* the thread has finished and freed the session */
 	uint64_t departed_ns; /* when its socket hung up (atomic; 0: not) */
 	bool stuck_logged;    /* the stats said it is still in a call */
-	bool swap_failing;    /* swapped out past vgpud's bound: its queued
-				 calls fail (client thread only) */
+	/* the call in hand: its opcode + 1, CLIENT_CALL_TEARDOWN, or 0; and
+	 * how many calls it has finished (client thread writes; atomic) */
+	uint32_t call_op;
+	uint64_t calls;
+	/* the main loop's last look: calls then, and since when in one call
+	 * (worker_client_stats only) */
+	uint64_t seen_calls, seen_ns;
+	bool wedged_logged;
+	bool swap_failing; /* swapped out past vgpud's bound: its queued
+			      calls fail (client thread only) */
 
 	struct worker_session sess;
 };
@@ -451,6 +463,16 @@ static int client_hold(struct worker_client *c)
 }
 
 /* The descriptor loop; returns when the client is gone or must stop. */
+/* One call, marked as in hand for the liveness check (two stores). */
+static void client_exec(struct worker_client *c, const struct vgpu_sqe *sqe,
+			struct vgpu_cqe *cqe)
+{
+	__atomic_store_n(&c->call_op, sqe->opcode + 1u, __ATOMIC_RELAXED);
+	worker_exec(&c->sess, sqe, cqe);
+	__atomic_store_n(&c->call_op, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->calls, c->calls + 1, __ATOMIC_RELEASE);
+}
+
 static void client_serve(struct worker_client *c)
 {
 	struct vgpu_ring_header *h = c->hdr;
@@ -519,7 +541,7 @@ static void client_serve(struct worker_client *c)
 			} else if (slow_request_ns) {
 				uint64_t t0 = worker_now_ns(), ms;
 
-				worker_exec(&c->sess, &sqe, &cqe);
+				client_exec(c, &sqe, &cqe);
 				if (worker_now_ns() - t0 > slow_request_ns) {
 					ms = (worker_now_ns() - t0) / 1000000;
 					worker_log(c->w,
@@ -528,7 +550,7 @@ static void client_serve(struct worker_client *c)
 						   (unsigned long long)ms);
 				}
 			} else {
-				worker_exec(&c->sess, &sqe, &cqe);
+				client_exec(c, &sqe, &cqe);
 			}
 
 			cq[cq_tail & (cq_n - 1)] = cqe;
@@ -613,9 +635,12 @@ static void *client_thread(void *arg)
 
 		/* a client leaving a frozen vGPU waits (worker_state.h) */
 		worker_state_enter(w, &c->active, &c->stop);
+		__atomic_store_n(&c->call_op, CLIENT_CALL_TEARDOWN,
+				 __ATOMIC_RELAXED);
 		worker_session_fini(&c->sess); /* syncs: no copy in flight */
 		if (c->pinned)
 			w->ops->host_unregister(w->be, data);
+		__atomic_store_n(&c->call_op, 0, __ATOMIC_RELAXED);
 	}
 out:
 	client_finished(c);
@@ -944,10 +969,53 @@ void worker_client_mark_dead(struct worker *w, int32_t status)
 	pthread_mutex_unlock(&w->clients_lock);
 }
 
+/*
+ * Whether c's thread, its client gone, is wedged: in one call (or its
+ * teardown) for more than WORKER_WEDGED_NS while the kernel watchdog sees
+ * nothing of the vGPU's on the GPU (gpu_idle). A departed client's thread
+ * may wait long and rightly: for its queued kernels, or for other
+ * clients' (the driver makes frees and unloads wait for every stream of
+ * the context), each bounded by the time limit; never for its own host
+ * functions (worker_depart.c opened their gates). With nothing on the GPU
+ * it waits for nothing that will come. A library load is left alone (a
+ * JIT compilation may take long), and so is every call without the
+ * watchdog (nothing then tells what the GPU runs). Main loop, under
+ * clients_lock.
+ */
+static bool client_wedged(struct worker_client *c, uint64_t now, bool gpu_idle)
+{
+	uint32_t op = __atomic_load_n(&c->call_op, __ATOMIC_RELAXED);
+	uint64_t calls = __atomic_load_n(&c->calls, __ATOMIC_ACQUIRE);
+
+	if (!op || calls != c->seen_calls) {
+		c->seen_calls = calls;
+		c->seen_ns = now;
+		return false;
+	}
+	if (!c->seen_ns)
+		c->seen_ns = now;
+	if (now - c->seen_ns <= WORKER_WEDGED_NS || !gpu_idle ||
+	    op == VGPU_OP_LIBRARY_LOAD + 1u)
+		return false;
+	if (!c->wedged_logged)
+		worker_log(c->w,
+			   "%s: its thread has been in one call (%s %u) for "
+			   "%.1f s after the client left, with nothing on the "
+			   "GPU: wedged",
+			   c->label,
+			   op == CLIENT_CALL_TEARDOWN ? "teardown" : "opcode",
+			   op == CLIENT_CALL_TEARDOWN ? 0 : op - 1,
+			   (now - c->seen_ns) / 1e9);
+	c->wedged_logged = true;
+	return true;
+}
+
 void worker_client_stats(struct worker *w, struct vgpu_ctl_stats *st)
 {
 	struct worker_client *c;
 	uint64_t now = worker_now_ns(), gone;
+	/* before clients_lock: the watchdog's lock is never taken inside */
+	bool gpu_idle = w->wd && worker_watchdog_pending(w) == 0;
 
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&w->clients_lock);
@@ -965,6 +1033,10 @@ void worker_client_stats(struct worker *w, struct vgpu_ctl_stats *st)
 					   "%.1f s after the client left",
 					   c->label, (now - gone) / 1e9);
 			c->stuck_logged = true;
+			if (client_wedged(c, now, gpu_idle))
+				st->wedged_clients++;
+		} else if (!__atomic_load_n(&c->done, __ATOMIC_ACQUIRE)) {
+			client_wedged(c, now, false); /* keeps the clock */
 		}
 		if (!__atomic_load_n(&c->serving, __ATOMIC_ACQUIRE))
 			continue;

@@ -156,9 +156,14 @@ struct vgpu_ctl_channel {
 struct vgpu_ctl_stats {
 	uint32_t clients;
 	/* clients whose thread is still inside a call more than
-	 * WORKER_DEPART_STUCK_NS after they left: reported by vgpud, not
-	 * acted on (daemon_liveness.c) */
+	 * WORKER_DEPART_STUCK_NS after they left: reported by vgpud */
 	uint32_t stuck_clients;
+	/* of them, those whose thread has been in one call (or in its
+	 * teardown) for more than WORKER_WEDGED_NS while the kernel
+	 * watchdog sees nothing of the vGPU's on the GPU: wedged, and vgpud
+	 * replaces the worker (daemon_liveness.c) */
+	uint32_t wedged_clients;
+	uint32_t reserved;
 	uint64_t memory_used;	/* bytes allocated by clients */
 	uint64_t memory_mapped; /* physical bytes mapped (granules) */
 	uint64_t kernels;	/* launches since start */
