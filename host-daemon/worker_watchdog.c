@@ -11,7 +11,9 @@
  * (cuStreamWaitEvent; a host function's gate, worker_gate.c), the stream's
  * owner records a timing-disabled event on it: a slot of the stream's
  * ring, which owns its event (created on first use, then recycled).
- * Nothing on the launch path waits: a record, the slot, a release store.
+ * Nothing on the launch path waits: a record, the slot, a release store;
+ * its submission time is read from the coarse clock (a few nanoseconds,
+ * up to a tick early, which the limit allows for).
  * A backend with launch_marked records a launch's marker in the launch
  * call itself (worker_watchdog_marker hands it the slot's event first):
  * on the cuda backend that is a launch attribute (a vGPU's launch rate
@@ -153,6 +155,10 @@ struct worker_wd_queue {
 struct worker_watchdog {
 	struct worker *w;
 	uint64_t limit_ns;
+	/* submission times come from CLOCK_MONOTONIC_COARSE (a launch reads
+	 * no precise clock): up to this much early, which the limit allows
+	 * for; 0 when the coarse clock is not used */
+	uint64_t coarse_ns;
 	uint32_t period_ms; /* without a dynamic policy */
 	pthread_t thread;
 	pthread_mutex_t lock; /* the registry and stop */
@@ -167,6 +173,19 @@ struct worker_watchdog {
 	uint32_t nbusy;
 	uint64_t busy_since, busy_acc;
 };
+
+/* The coarse clock's tick, when it is one worth using (at most 10 ms). */
+#define WD_COARSE_MAX_NS 10000000ull
+
+/* When a launch was submitted: at most wd->coarse_ns before the truth. */
+static uint64_t wd_submit_ns(const struct worker_watchdog *wd)
+{
+	struct timespec ts;
+
+	if (!wd->coarse_ns || clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+		return worker_now_ns();
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* A stream of the vGPU became busy (+1) or idle (-1) at now. Under the
  * queue's pop_lock; busy_lock nests inside it. */
@@ -489,7 +508,8 @@ static int wd_poll_queue(struct worker *w, struct worker_wd_queue *q)
 	 * for up to a limit of its own: the clock allows it. */
 	start = q->clock_ns > s->submit_ns ? q->clock_ns : s->submit_ns;
 	if (now <= start ||
-	    now - start <= (s->kernels + q->last_early) * wd->limit_ns)
+	    now - start <=
+		    (s->kernels + q->last_early) * wd->limit_ns + wd->coarse_ns)
 		return 0;
 	if (s->kernels == 1)
 		snprintf(msg, sizeof(msg),
@@ -562,6 +582,7 @@ static void *wd_thread(void *arg)
 int worker_watchdog_start(struct worker *w)
 {
 	struct worker_watchdog *wd;
+	struct timespec res;
 	pthread_condattr_t ca;
 	uint32_t limit = w->cfg.kernel_time_limit_ms;
 	int rc;
@@ -574,6 +595,11 @@ int worker_watchdog_start(struct worker *w)
 		return -ENOMEM;
 	wd->w = w;
 	wd->limit_ns = (uint64_t)limit * 1000000ull;
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 &&
+	    (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec <=
+		    WD_COARSE_MAX_NS)
+		wd->coarse_ns = (uint64_t)res.tv_sec * 1000000000ull +
+				(uint64_t)res.tv_nsec;
 	wd->period_ms = limit / 10;
 	if (wd->period_ms > WD_MAX_PERIOD_MS)
 		wd->period_ms = WD_MAX_PERIOD_MS;
@@ -693,7 +719,7 @@ struct backend_event *worker_watchdog_marker(struct worker *w,
 int worker_watchdog_track(struct worker *w, struct worker_wd_queue *q,
 			  struct backend_stream *bs, int marked)
 {
-	uint64_t now = worker_now_ns();
+	uint64_t now = wd_submit_ns(w->wd);
 
 	/* only the owner writes it; pending and the pops read it */
 	__atomic_store_n(&q->launched, q->launched + 1, __ATOMIC_RELEASE);
@@ -703,7 +729,7 @@ int worker_watchdog_track(struct worker *w, struct worker_wd_queue *q,
 int worker_watchdog_track_wait(struct worker *w, struct worker_wd_queue *q,
 			       struct backend_stream *bs)
 {
-	return wd_mark(w, q, bs, 0, worker_now_ns(), BACKEND_MARKED_NOT);
+	return wd_mark(w, q, bs, 0, wd_submit_ns(w->wd), BACKEND_MARKED_NOT);
 }
 
 uint64_t worker_watchdog_busy_ns(struct worker *w)
