@@ -17,6 +17,34 @@ set -euo pipefail
 WEDGE_FIFO=3145728
 export VGPU_SIM_WEDGE_PRINTF_FIFO=$WEDGE_FIFO
 vgpu_test_start
+
+# has_new_worker NAME OLD_PID: NAME runs on a worker other than OLD_PID
+has_new_worker()
+{
+	local p
+	p=$(vgpu_worker_pid "$1")
+	[ -n "$p" ] && [ "$p" != "$2" ] &&
+		[ "$(vgpu_field "$1" STATE)" = running ]
+}
+
+# replaced_within_5s NAME OLD_PID T0_NS TITLE: NAME gets a new worker, at
+# most 5 s after T0_NS
+replaced_within_5s()
+{
+	local ms
+	if wait_for 30 "$1 to have a new worker" has_new_worker "$1" "$2"; then
+		ms=$((($(date +%s%N) - $3) / 1000000))
+		if [ "$ms" -le 5000 ]; then
+			tap_ok "$4 within 5 s ($ms ms)"
+		else
+			tap_not_ok "$4 within 5 s" "it took $ms ms"
+		fi
+	else
+		tap_not_ok "$4"
+		tail -n 20 "$VGPUD_LOG" | tap_diag
+	fi
+}
+
 tap_run "create w (save points every 1 s)" \
 	vadmin create w --sms 8 --memory 128M --save-interval 1
 tap_run "create by (bystander, same domain)" \
@@ -75,25 +103,7 @@ kill -STOP "$old"
 t0=$(date +%s%N)
 tap_run "while w's worker is wedged: the bystander runs" \
 	client by "$(prog vector_add)" 65536
-replaced()
-{
-	local p
-	p=$(vgpu_worker_pid w)
-	[ -n "$p" ] && [ "$p" != "$old" ] &&
-		[ "$(vgpu_field w STATE)" = running ]
-}
-if wait_for 30 "w to have a new worker" replaced; then
-	ms=$((($(date +%s%N) - t0) / 1000000))
-	if [ "$ms" -le 5000 ]; then
-		tap_ok "the wedged worker is replaced within 5 s ($ms ms)"
-	else
-		tap_not_ok "the wedged worker is replaced within 5 s" \
-			"it took $ms ms"
-	fi
-else
-	tap_not_ok "the wedged worker is replaced"
-	tail -n 20 "$VGPUD_LOG" | tap_diag
-fi
+replaced_within_5s w "$old" "$t0" "the wedged worker is replaced"
 kill -CONT "$old" 2>/dev/null || true
 grep "vGPU w" "$VGPUD_LOG" | tail -n 6 | tap_diag
 tap_expect "vgpud's log says why" 0 \
@@ -161,25 +171,8 @@ fi
 kill -KILL "$wpid"
 wait "$wpid" 2>/dev/null || true
 t0=$(date +%s%N)
-zreplaced()
-{
-	local p
-	p=$(vgpu_worker_pid z)
-	[ -n "$p" ] && [ "$p" != "$zold" ] &&
-		[ "$(vgpu_field z STATE)" = running ]
-}
-if wait_for 30 "z to have a new worker" zreplaced; then
-	ms=$((($(date +%s%N) - t0) / 1000000))
-	if [ "$ms" -le 5000 ]; then
-		tap_ok "the worker with a wedged thread is replaced within 5 s of the client's kill ($ms ms)"
-	else
-		tap_not_ok "the worker with a wedged thread is replaced within 5 s of the client's kill" \
-			"it took $ms ms"
-	fi
-else
-	tap_not_ok "the worker with a wedged thread is replaced"
-	tail -n 20 "$VGPUD_LOG" | tap_diag
-fi
+replaced_within_5s z "$zold" "$t0" \
+	"the worker with a wedged thread is replaced (from the client's kill)"
 grep "vGPU z\|vgpu-worker z" "$VGPUD_LOG" | tail -n 6 | tap_diag
 tap_expect "the worker says which thread is wedged" 0 \
 	"vgpu-worker z: client .* has been in one call \\(opcode 35\\) for [0-9.]+ s after the client left, with nothing on the GPU: wedged" \
