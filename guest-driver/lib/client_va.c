@@ -19,13 +19,24 @@
  * the reservations count against it, and the program's own allocations
  * would fail; cuInit says so.
  *
+ * A window the load could not reserve (something was there first: a
+ * `ulimit -s unlimited` process's libraries, placed bottom-up from a
+ * third of the address space) is claimed when a device allocation first
+ * lands in it (client_va_claim): every gap of it is reserved then, so no
+ * host memory can come there later, and an allocation that overlaps what
+ * was there before (anything but an inaccessible anonymous mapping) is
+ * refused, with what holds the range: a device pointer there would equal
+ * a host pointer of this process.
+ *
  * Under valgrind nothing is reserved, and nothing said (a run under
  * valgrind is a debugging run, and its output is the program's):
  * memcheck keeps about 1.3 GiB of bookkeeping per TiB mapped, even
  * PROT_NONE, and 63 TiB would exhaust the machine. Valgrind is told by
  * its preloaded vgpreload_*.so.
  */
+#include <ctype.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <stdlib.h>
@@ -39,6 +50,18 @@ _Static_assert(VGPU_VA_WINDOWS <= 64, "one bit per window");
 
 static uint64_t client_va_mask;	 /* bit i: window i is reserved by us */
 static char client_va_note[512]; /* for cuInit to say; "" = all held */
+
+/* Windows claimed after the load (client_va_claim), and what of the
+ * process's own memory lay in them then. */
+#define CLIENT_VA_FOREIGN_MAX 64
+static pthread_mutex_t client_va_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t client_va_claimed; /* bit i: window i claimed */
+static struct {
+	uint64_t lo, hi;
+	char what[160];
+} client_va_foreign[CLIENT_VA_FOREIGN_MAX];
+static unsigned int client_va_nforeign;
+static int client_va_off; /* valgrind, ulimit -v: nothing reserved */
 
 static int client_va_under_valgrind(void)
 {
@@ -55,9 +78,12 @@ __attribute__((constructor)) static void client_va_reserve(void)
 	int rc, first_rc = 0;
 	struct rlimit as;
 
-	if (client_va_under_valgrind())
+	if (client_va_under_valgrind()) {
+		client_va_off = 1;
 		return;
+	}
 	if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+		client_va_off = 1;
 		snprintf(client_va_note, sizeof(client_va_note),
 			 "vgpu: an address-space limit is set (ulimit -v): "
 			 "the vGPU VA windows are not reserved, so host "
@@ -97,6 +123,90 @@ __attribute__((destructor)) static void client_va_release(void)
 						   i * VGPU_VA_WINDOW),
 			       VGPU_VA_WINDOW);
 	client_va_mask = 0;
+}
+
+/*
+ * Claim window i (under client_va_lock): note what of the process lies
+ * in it (all but inaccessible anonymous mappings: reservations, ours or
+ * not, hold no memory) and reserve every gap between. Gaps stay reserved
+ * for the life of the process.
+ */
+static void client_va_claim_window(uint64_t i)
+{
+	uint64_t base = VGPU_VA_FIRST + i * VGPU_VA_WINDOW,
+		 end = base + VGPU_VA_WINDOW, at = base;
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long long lo, hi;
+	char perms[8], *line = NULL, *what;
+	size_t cap = 0, n;
+	int pos;
+
+	client_va_claimed |= 1ull << i;
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s%n", &lo, &hi, perms,
+			   &pos) < 3 ||
+		    hi <= base || lo >= end)
+			continue;
+		if (lo < base)
+			lo = base;
+		if (hi > end)
+			hi = end;
+		if (at < lo)
+			vgpu_va_reserve(at, lo - at);
+		at = hi;
+		while (line[pos] == ' ')
+			pos++;
+		if ((!strcmp(perms, "---p") && line[pos] == '\n') ||
+		    client_va_nforeign == CLIENT_VA_FOREIGN_MAX)
+			continue;
+		client_va_foreign[client_va_nforeign].lo = lo;
+		client_va_foreign[client_va_nforeign].hi = hi;
+		what = client_va_foreign[client_va_nforeign].what;
+		snprintf(what, sizeof(client_va_foreign[0].what), "%s", line);
+		for (n = strlen(what);
+		     n && isspace((unsigned char)what[n - 1]);)
+			what[--n] = '\0';
+		client_va_nforeign++;
+	}
+	if (at < end)
+		vgpu_va_reserve(at, end - at);
+	free(line);
+	fclose(f);
+}
+
+int client_va_claim(uint64_t ptr, uint64_t bytes, char *why, size_t len)
+{
+	uint64_t i, end = ptr + bytes;
+	unsigned int k;
+	int rc = 0;
+
+	if (ptr < VGPU_VA_FIRST || ptr >= VGPU_VA_END || client_va_off)
+		return 0;
+	i = (ptr - VGPU_VA_FIRST) / VGPU_VA_WINDOW;
+	if (client_va_mask & (1ull << i))
+		return 0; /* reserved whole at load */
+	pthread_mutex_lock(&client_va_lock);
+	if (!(client_va_claimed & (1ull << i)))
+		client_va_claim_window(i);
+	for (k = 0; k < client_va_nforeign; k++) {
+		if (client_va_foreign[k].lo < end &&
+		    ptr < client_va_foreign[k].hi) {
+			snprintf(why, len,
+				 "device memory at 0x%" PRIx64 "-0x%" PRIx64
+				 " would share its addresses with this "
+				 "process's own memory there (%s), which "
+				 "was in the vGPU's VA window before the "
+				 "library was loaded (a `ulimit -s "
+				 "unlimited` places libraries there)",
+				 ptr, end, client_va_foreign[k].what);
+			rc = -1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&client_va_lock);
+	return rc;
 }
 
 void client_va_report(void)

@@ -37,11 +37,13 @@
 #include "client_api.h"
 #include "cuda_unsupported.h"
 #include "client_copy.h"
+#include "client_va.h"
 
 VGPU_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 {
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_MEM_ALLOC};
 	struct vgpu_cqe cqe;
+	char why[512];
 	struct client *c;
 	CUresult err = client_enter(&c);
 
@@ -53,6 +55,13 @@ VGPU_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
 	err = client_ring_call(&c->ring, &sqe, &cqe);
 	if (err != CUDA_SUCCESS)
 		return err;
+	if (cqe.r[0] && client_va_claim(cqe.r[0], bytesize, why, sizeof(why))) {
+		fprintf(stderr, "vgpu: cuMemAlloc refused: %s\n", why);
+		sqe = (struct vgpu_sqe){.opcode = VGPU_OP_MEM_FREE,
+					.a = {cqe.r[0]}};
+		client_ring_call(&c->ring, &sqe, NULL);
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	}
 	if (cqe.r[0] == 0 || client_alloc_add(&c->allocs, cqe.r[0], bytesize)) {
 		/* a pointer we cannot track is one we cannot hand out */
 		sqe = (struct vgpu_sqe){.opcode = VGPU_OP_MEM_FREE,

@@ -10,7 +10,9 @@
 #   - a client's own host memory never lands in a window, and the windows
 #     show in its maps as reserved;
 #   - a client whose window something else took before the library was
-#     loaded hears which one and what is there, and still runs.
+#     loaded hears which one and what is there, and still runs; a device
+#     allocation in its own such window claims the window's gaps, and one
+#     that would overlap the process's own memory is refused.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 export VGPU_SIM_GPUS=4 VGPU_SIM_SMS=132 VGPU_SIM_MEMORY=16G
@@ -129,6 +131,50 @@ tap_expect "a window taken before the library loads is named, with its holder" \
 	0 "the first, at $window: the range is already in use; this process has there: $taken-0x[0-9a-f]+ rw-p" \
 	late_client
 tap_expect "that client's cuInit still works" 0 '^cuInit: 0$' cat "$TAP_LOG"
+
+# A page of this process placed in its own vGPU's window before the library
+# loads (as `ulimit -s unlimited` does with libraries): that window cannot
+# be reserved at load. A device allocation there claims the window's gaps
+# (no host memory can land on device pointers later); one that would
+# overlap the page is refused, saying what is there.
+c_base=$(vadmin list --json | python3 -c '
+import json, sys
+print("0x%x" % [v for v in json.load(sys.stdin)["vgpus"] if v["name"] == "c"][0]["va_base"])')
+cat >"$TEST_TMP/own_window.py" <<'EOF'
+import ctypes, sys
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+FIXED_NOREPLACE = 0x02 | 0x20 | 0x100000  # PRIVATE|ANONYMOUS|FIXED_NOREPLACE
+addr = int(sys.argv[1], 16)
+p = libc.mmap(addr, 4096, 3, FIXED_NOREPLACE, -1, 0)
+assert p == addr, f"mmap at 0x{addr:x}: {p}"
+cuda = ctypes.CDLL("libcuda.so.1")
+dev, ctx, ptr = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_uint64()
+assert cuda.cuInit(0) == 0
+assert cuda.cuDeviceGet(ctypes.byref(dev), 0) == 0
+assert cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0
+assert cuda.cuCtxSetCurrent(ctx) == 0
+rc = cuda.cuMemAlloc_v2(ctypes.byref(ptr), 1 << 20)
+print(f"cuMemAlloc: {rc} at 0x{ptr.value:x}", flush=True)
+if rc == 0:
+    # host memory can no longer land on the device allocation
+    q = libc.mmap(ptr.value, 4096, 3, FIXED_NOREPLACE, -1, 0)
+    print("host mmap on the device pointer:",
+          "refused" if q in (None, 2**64 - 1) or q != ptr.value else "GRANTED",
+          flush=True)
+EOF
+tap_expect "an allocation that would overlap the process's own memory in its window is refused, saying what is there" \
+	0 "cuMemAlloc refused: device memory at $c_base-0x[0-9a-f]+ would share its addresses with this process's own memory there \\(${c_base#0x}-" \
+	client c python3 "$TEST_TMP/own_window.py" "$c_base"
+tap_expect "... with CUDA_ERROR_OPERATING_SYSTEM" 0 '^cuMemAlloc: 304 ' \
+	cat "$TAP_LOG"
+far=$(printf '0x%x' $((c_base + (512 << 30))))
+tap_expect "an allocation beside it is made, and the window's gaps are then reserved: no host memory lands on it" \
+	0 "^host mmap on the device pointer: refused" \
+	client c python3 "$TEST_TMP/own_window.py" "$far"
 
 tap_vgpud_alive
 tap_vgpud_stops
