@@ -13,6 +13,7 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/client_info.c \
 	guest-driver/lib/client_region.c \
 	guest-driver/lib/client_params.c \
+	guest-driver/lib/client_pool.c \
 	guest-driver/lib/client_registry.c \
 	guest-driver/lib/client_trace.c \
 	guest-driver/lib/client_ring.c \
@@ -38,6 +39,7 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/cuda_limit.c \
 	guest-driver/lib/cuda_memory.c \
 	guest-driver/lib/cuda_memory_2d.c \
+	guest-driver/lib/cuda_mempool.c \
 	guest-driver/lib/cuda_module.c \
 	guest-driver/lib/cuda_module_enum.c \
 	guest-driver/lib/cuda_pointer.c \

@@ -90,6 +90,7 @@ programs_on() { # vgpu...: the CI programs on each vGPU, all vGPUs at once
 			run_prog "$v" limits "$PROGS/limits"
 			run_prog "$v" driver_entries "$PROGS/driver_entries"
 			run_prog "$v" mapped_host "$PROGS/mapped_host"
+			run_prog "$v" mempool "$PROGS/mempool"
 		) >"$LOG/programs.$v.out" 2>&1 &
 		pids+=($!)
 	done

@@ -92,6 +92,11 @@ CUresult client_launch(CUfunction f, const uint32_t grid[3],
 CUresult client_stream_id(struct client *c, CUstream s, int per_thread,
 			  unsigned long long *id);
 
+/* Frees the device allocation that starts at dptr (cuMemFree without
+ * its context check: the pools give memory back from any thread).
+ * Defined in cuda_memory.c. */
+CUresult client_mem_free(struct client *c, CUdeviceptr dptr);
+
 /* Destroys every stream, event, library, device allocation and host
  * buffer of the process (cuDevicePrimaryCtxReset); a context must be
  * current. The first error, the rest destroyed anyway. Defined in

@@ -220,6 +220,27 @@ VGPU_API CUresult CUDAAPI cuMemsetD32Async_ptsz(CUdeviceptr dstDevice,
 	return cuMemsetD32Async(dstDevice, ui, N, hStream);
 }
 
+VGPU_API CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr,
+					       size_t bytesize,
+					       CUstream hStream)
+{
+	return cuMemAllocAsync(dptr, bytesize, hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr,
+						       size_t bytesize,
+						       CUmemoryPool pool,
+						       CUstream hStream)
+{
+	return cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream);
+}
+
+VGPU_API CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr,
+					      CUstream hStream)
+{
+	return cuMemFreeAsync(dptr, hStream);
+}
+
 VGPU_API CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream)
 {
 	return cuStreamQuery(hStream);

@@ -13,6 +13,7 @@
  */
 #include <stdlib.h>
 
+#include "client_pool.h"
 #include "client_api.h"
 #include "client_copy.h"
 #include "client_ctx.h"
@@ -82,11 +83,14 @@ CUresult client_ctx_require(struct client *c)
 static CUresult ctx_sync(struct client *c)
 {
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_CTX_SYNC};
+	uint64_t mark;
 	CUresult err;
 
 	client_hostfn_wait_all(); /* as for a stream (cuda_hostfn.c) */
+	mark = client_pool_mark();
 	err = client_ring_call(&c->ring, &sqe, NULL);
-
+	if (err == CUDA_SUCCESS) /* the frees before are done: give back */
+		client_pool_ctx_idle(mark);
 	return client_ring_sync_result(&c->ring, err);
 }
 

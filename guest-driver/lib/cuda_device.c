@@ -98,6 +98,12 @@ VGPU_API CUresult CUDAAPI cuDeviceGetAttribute(int *pi,
 		else if (attrib == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
 			v = (int)info->cc_minor;
 	}
+	/* stream-ordered pools are the guest's own (client_pool.c), none
+	 * shared with other processes */
+	if (attrib == CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)
+		v = 1;
+	else if (attrib == CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES)
+		v = 0;
 	/* the worker's GPU may map host memory; a VM cannot (cuda_memory.c) */
 	if (attrib == CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY)
 		v = v && client_can_map_host(c);

@@ -37,6 +37,7 @@
 #include "client_api.h"
 #include "cuda_unsupported.h"
 #include "client_copy.h"
+#include "client_pool.h"
 #include "client_va.h"
 
 VGPU_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
@@ -82,23 +83,34 @@ VGPU_API CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
  * the add drop our entry). Meanwhile the pointer reads as freed, and a
  * second cuMemFree of it fails. A refused free leaves it allocated.
  */
-VGPU_API CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
+CUresult client_mem_free(struct client *c, CUdeviceptr dptr)
 {
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_MEM_FREE};
-	struct client *c;
 	uint64_t ticket;
-	CUresult err = client_enter(&c);
+	CUresult err;
 
-	if (err != CUDA_SUCCESS)
-		return err;
-	if (!dptr) /* nothing, as NVIDIA's driver: cudaFree(0) comes here */
-		return CUDA_SUCCESS;
 	if (client_alloc_free_begin(&c->allocs, dptr, &ticket))
 		return CUDA_ERROR_INVALID_VALUE;
 	sqe.a[0] = dptr;
 	err = client_ring_call(&c->ring, &sqe, NULL);
 	client_alloc_free_end(&c->allocs, dptr, ticket, err == CUDA_SUCCESS);
 	return err;
+}
+
+VGPU_API CUresult CUDAAPI cuMemFree(CUdeviceptr dptr)
+{
+	struct client *c;
+	CUresult err = client_enter(&c);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	if (!dptr) /* nothing, as NVIDIA's driver: cudaFree(0) comes here */
+		return CUDA_SUCCESS;
+	/* a stream-ordered allocation: its pool forgets it (freed to the
+	 * pool already: a double free) */
+	if (client_pool_forget(dptr) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	return client_mem_free(c, dptr);
 }
 
 VGPU_API CUresult CUDAAPI cuMemGetInfo(size_t *free, size_t *total)

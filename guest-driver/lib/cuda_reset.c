@@ -17,6 +17,7 @@
 #include "client_api.h"
 #include "client_ctx.h"
 #include "client_module.h"
+#include "client_pool.h"
 
 /* The first error wins; the rest is still destroyed. */
 static void keep_first(CUresult *err, CUresult res)
@@ -127,6 +128,7 @@ CUresult client_reset(struct client *c)
 	keep_first(&err, destroy_all(c, CLIENT_OBJ_STREAM, stream_destroy));
 	keep_first(&err, destroy_all(c, CLIENT_OBJ_EVENT, event_destroy));
 	keep_first(&err, modules_unload(c));
+	client_pool_reset(); /* its blocks are freed with the rest */
 	keep_first(&err, allocs_free(c));
 	keep_first(&err, host_buffers_free(c));
 	client_ctx_prefs_reset(); /* the cache preference, as set at start */

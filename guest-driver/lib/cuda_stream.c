@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 
+#include "client_pool.h"
 #include "client.h"
 #include "client_api.h"
 #include "client_copy.h"
@@ -99,6 +100,7 @@ VGPU_API CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
 VGPU_API CUresult CUDAAPI cuStreamDestroy(CUstream hStream)
 {
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_STREAM_DESTROY};
+	uint64_t mark;
 	struct client_obj *o;
 	struct client *c;
 	CUresult err = client_enter(&c);
@@ -109,7 +111,10 @@ VGPU_API CUresult CUDAAPI cuStreamDestroy(CUstream hStream)
 	if (!o)
 		return CUDA_ERROR_INVALID_HANDLE;
 	sqe.handle = ((struct client_stream *)o)->handle;
+	mark = client_pool_mark();
 	err = client_ring_call(&c->ring, &sqe, NULL);
+	if (err == CUDA_SUCCESS) /* the worker waited for its work */
+		client_pool_stream_idle(sqe.handle, mark);
 	client_obj_put(&c->registry, o);
 	return err;
 }
@@ -118,6 +123,7 @@ VGPU_API CUresult CUDAAPI cuStreamDestroy(CUstream hStream)
 static CUresult stream_sync_op(CUstream hStream, uint16_t opcode)
 {
 	struct vgpu_sqe sqe = {.opcode = opcode};
+	uint64_t mark;
 	struct client *c;
 	CUresult err = client_enter(&c);
 
@@ -128,7 +134,10 @@ static CUresult stream_sync_op(CUstream hStream, uint16_t opcode)
 		return err;
 	if (opcode == VGPU_OP_STREAM_SYNC) /* its host functions first */
 		client_hostfn_wait_stream(sqe.stream);
+	mark = client_pool_mark();
 	err = client_ring_call(&c->ring, &sqe, NULL);
+	if (opcode == VGPU_OP_STREAM_SYNC && err == CUDA_SUCCESS)
+		client_pool_stream_idle(sqe.stream, mark); /* its frees done */
 	return client_ring_sync_result(&c->ring, err);
 }
 

@@ -33,6 +33,8 @@ tap_run "library_query: kernels listed and named, clusters, buffer ids" \
 	client a "$(prog library_query)"
 tap_run "limits: cuCtxGetLimit/SetLimit, a quarter of the memory at most" \
 	client a "$(prog limits)"
+tap_run "mempool: stream-ordered allocation's edges, bad pools and frees refused" \
+	client a "$(prog mempool)"
 tap_run "driver_entries: cuBLASLt's context and stream entries, and their ids" \
 	client a "$(prog driver_entries)"
 tap_run "mapped_host: a kernel reads and writes mapped host memory, no copy" \

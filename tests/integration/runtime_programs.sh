@@ -55,6 +55,8 @@ tap_run "small_calls_rt: pointer attributes, hints, stream flags, entry points" 
 	client a "$(rt small_calls_rt)"
 tap_run "device_reset_rt: cudaDeviceReset frees everything, kernels load again" \
 	client small "$(rt device_reset_rt)"
+tap_run "mempool_rt: cudaMallocAsync/cudaFreeAsync on two streams, pools, trim" \
+	client a "$(rt mempool_rt)"
 
 # unsupported calls: cudaErrorNotSupported and one line on stderr naming
 # each call (once, however often it is called)
@@ -70,7 +72,7 @@ fi
 # (NVIDIA's runtime makes each call of the driver, which names it)
 for call in cuGraphCreate cuMemAllocManaged cuIpcGetMemHandle \
 	cuStreamBeginCapture_v2 cuMemcpy3D_v2 cuGraphAddEmptyNode \
-	cuMemPoolTrimTo; do
+	cuMemPoolExportPointer; do
 	n=$(grep -c "^vgpu: $call is not supported on a vGPU (CUDA_ERROR_NOT_SUPPORTED)\$" \
 		"$err" || true)
 	if [ "$n" = 1 ]; then

@@ -17,6 +17,8 @@ TEST_PROGRAMS += library_query
 TEST_PROGRAMS += driver_entries
 # mapped (zero-copy) host memory (issue 18)
 TEST_PROGRAMS += mapped_host
+# stream-ordered allocation and memory pools, their edges (issue 18)
+TEST_PROGRAMS += mempool
 TEST_PROGRAM_BINS := $(TEST_PROGRAMS:%=$(BUILD)/tests/programs/%)
 
 all: $(TEST_PROGRAM_BINS)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * unsupported_rt: calls a vGPU does not offer (graphs, managed memory,
- * IPC, stream capture, 3D copies and their per-thread-stream forms) fail
+ * IPC and pools shared between processes, stream capture, 3D copies and
+ * their per-thread-stream forms) fail
  * with cudaErrorNotSupported, never a crash: the driver under NVIDIA's
  * runtime answers CUDA_ERROR_NOT_SUPPORTED and says so once on stderr,
  * naming its call (tests/integration/runtime_programs.sh checks those
@@ -35,6 +36,7 @@ int main(void)
 	cudaGraph_t g = NULL;
 	cudaIpcMemHandle_t ipc;
 	struct cudaMemcpy3DParms p3;
+	cudaMemPoolPtrExportData exported;
 	void *d = NULL, *m = NULL;
 	int h = 0;
 
@@ -54,7 +56,8 @@ int main(void)
 	/* generated stubs: no hand-written code behind these */
 	expect_unsupported("cudaGraphAddEmptyNode",
 			   cudaGraphAddEmptyNode(NULL, g, NULL, 0));
-	expect_unsupported("cudaMemPoolTrimTo", cudaMemPoolTrimTo(NULL, 0));
+	expect_unsupported("cudaMemPoolExportPointer",
+			   cudaMemPoolExportPointer(&exported, d));
 
 	/* nothing above is sticky */
 	CHECK(cudaMemset(d, 7, 4));
