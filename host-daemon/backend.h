@@ -166,6 +166,14 @@ struct backend_ops {
 		      const uint32_t grid[3], const uint32_t block[3],
 		      uint32_t shared_bytes, struct backend_stream *s,
 		      void **params, const uint32_t *cluster);
+	/* Optional (NULL: NOT_SUPPORTED). A cooperative launch: every block
+	 * resident at once (cuLaunchCooperativeKernel); the worker checked
+	 * that the slice holds them. */
+	int (*launch_cooperative)(struct backend *b, struct backend_kernel *k,
+				  const uint32_t grid[3],
+				  const uint32_t block[3],
+				  uint32_t shared_bytes,
+				  struct backend_stream *s, void **params);
 	/* Optional (NULL: the worker records e after a launch). launch, with
 	 * e recorded on s behind the kernel in the same call: *marked says
 	 * whether and how it was (enum backend_marked; a queued kernel whose

@@ -1325,15 +1325,17 @@ static int cuda_library_get_global(struct backend *b, struct backend_library *l,
  * A launch through cuLaunchKernelEx: in thread-block clusters (the driver
  * checks that the kernel and the slice take the shape), and/or with ev
  * recorded when every block of the kernel has ended
- * (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT). Under api_lock.
+ * (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT), and/or cooperative (every
+ * block resident at once; the driver checks the green context holds
+ * them). Under api_lock.
  */
 static CUresult cuda_launch_ex(struct backend *b, struct backend_kernel *k,
 			       const uint32_t grid[3], const uint32_t block[3],
 			       uint32_t shared_bytes, CUstream st,
 			       void **params, const uint32_t *cluster,
-			       CUevent ev)
+			       CUevent ev, bool coop)
 {
-	CUlaunchAttribute attr[2];
+	CUlaunchAttribute attr[3];
 	CUlaunchConfig cfg = {
 		.gridDimX = grid[0],
 		.gridDimY = grid[1],
@@ -1359,6 +1361,11 @@ static CUresult cuda_launch_ex(struct backend *b, struct backend_kernel *k,
 		attr[cfg.numAttrs].value.programmaticEvent.event = ev;
 		cfg.numAttrs++;
 	}
+	if (coop) {
+		attr[cfg.numAttrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+		attr[cfg.numAttrs].value.cooperative = 1;
+		cfg.numAttrs++;
+	}
 	return b->cu.cuLaunchKernelEx(&cfg, (CUfunction)k->kernel, params,
 				      NULL);
 }
@@ -1372,7 +1379,7 @@ static CUresult cuda_launch_locked(struct backend *b, struct backend_kernel *k,
 {
 	if (cluster)
 		return cuda_launch_ex(b, k, grid, block, shared_bytes, st,
-				      params, cluster, NULL);
+				      params, cluster, NULL, false);
 	return b->cu.cuLaunchKernel((CUfunction)k->kernel, grid[0], grid[1],
 				    grid[2], block[0], block[1], block[2],
 				    shared_bytes, st, params, NULL);
@@ -1388,6 +1395,21 @@ static int cuda_launch(struct backend *b, struct backend_kernel *k,
 	api_lock(b);
 	rc = cuda_launch_locked(b, k, grid, block, shared_bytes,
 				stream_of(b, s), params, cluster);
+	api_unlock(b);
+	return rc;
+}
+
+static int cuda_launch_cooperative(struct backend *b, struct backend_kernel *k,
+				   const uint32_t grid[3],
+				   const uint32_t block[3],
+				   uint32_t shared_bytes,
+				   struct backend_stream *s, void **params)
+{
+	CUresult rc;
+
+	api_lock(b);
+	rc = cuda_launch_ex(b, k, grid, block, shared_bytes, stream_of(b, s),
+			    params, NULL, NULL, true);
 	api_unlock(b);
 	return rc;
 }
@@ -1421,7 +1443,7 @@ static int cuda_launch_marked(struct backend *b, struct backend_kernel *k,
 	usable = e->slice == bs->slice || cuda_event_move(b, e) == 0;
 	if (usable && b->marker_attr >= 0) {
 		rc = cuda_launch_ex(b, k, grid, block, shared_bytes, bs->stream,
-				    params, cluster, e->event);
+				    params, cluster, e->event, false);
 		if (rc == CUDA_SUCCESS) {
 			b->marker_attr = 1;
 			e->recorded = 1;
@@ -2233,6 +2255,7 @@ const struct backend_ops backend_cuda_ops = {
 	.library_get_global = cuda_library_get_global,
 	.launch = cuda_launch,
 	.launch_marked = cuda_launch_marked,
+	.launch_cooperative = cuda_launch_cooperative,
 	.stream_create = cuda_stream_create,
 	.stream_destroy = cuda_stream_destroy,
 	.stream_sync = cuda_stream_sync,

@@ -1154,6 +1154,18 @@ static int sim_launch_op(struct backend *b, struct backend_kernel *k,
 	return sim_launch(b->x, s, &code, grid, block, shared_bytes, params);
 }
 
+/* The worker checked the slice holds every block; the twins run blocks
+ * one after another, so a kernel that waits for the whole grid
+ * (grid.sync) has no twin here. */
+static int sim_launch_cooperative(struct backend *b, struct backend_kernel *k,
+				  const uint32_t grid[3],
+				  const uint32_t block[3],
+				  uint32_t shared_bytes,
+				  struct backend_stream *s, void **params)
+{
+	return sim_launch_op(b, k, grid, block, shared_bytes, s, params, NULL);
+}
+
 /* The twins read and write through plain pointers: host memory is at
  * its own address on the simulated device. */
 static int sim_host_device_ptr(struct backend *b, void *p, uint64_t *dev)
@@ -1563,6 +1575,7 @@ const struct backend_ops backend_sim_ops = {
 	.library_get_kernel = sim_library_get_kernel,
 	.library_get_global = sim_library_get_global,
 	.launch = sim_launch_op,
+	.launch_cooperative = sim_launch_cooperative,
 	.stream_create = sim_stream_create_op,
 	.stream_destroy = sim_stream_destroy_op,
 	.stream_sync = sim_stream_sync_op,

@@ -226,6 +226,7 @@ struct worker_op {
 			struct worker_kernel *k;
 			uint32_t grid[3], block[3], shared;
 			uint32_t cluster[3]; /* all 0: none */
+			bool cooperative;    /* VGPU_LAUNCH_COOPERATIVE */
 		} launch; /* the parameters are in session->param_buf */
 		struct {
 			struct worker_event *start, *end;

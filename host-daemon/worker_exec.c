@@ -247,8 +247,8 @@ static int validate_cluster(uint64_t a3, const uint32_t g[3], uint32_t c[3],
 {
 	int i, rc;
 
-	if (a3 >> 56)
-		return reject(why, "cluster shape: unknown bits",
+	if ((a3 & ~VGPU_LAUNCH_COOPERATIVE) >> 56)
+		return reject(why, "launch word a3: unknown bits",
 			      CUDA_ERROR_INVALID_VALUE);
 	for (i = 0; i < 3; i++)
 		c[i] = (uint32_t)(a3 >> (32 + 8 * i)) & 0xff;
@@ -287,6 +287,10 @@ static int validate_launch(struct worker_session *s, const struct vgpu_sqe *q,
 	rc = validate_cluster(q->a[3], g, op->launch.cluster, why);
 	if (rc)
 		return rc;
+	op->launch.cooperative = (q->a[3] & VGPU_LAUNCH_COOPERATIVE) != 0;
+	if (op->launch.cooperative && op->launch.cluster[0])
+		return reject(why, "a cooperative launch in clusters",
+			      CUDA_ERROR_NOT_SUPPORTED);
 	if (q->a[5] != k->info.param_bytes)
 		return reject(why,
 			      "parameter buffer size differs from the kernel's",
@@ -1216,6 +1220,44 @@ static int exec_get_global(struct worker_session *s, const struct worker_op *op,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * A cooperative launch: every block resident at once on the slice, as
+ * many as its SMs hold of this kernel (the driver also checks it on the
+ * GPU; the simulator relies on this). The marker follows the launch.
+ */
+static int exec_launch_cooperative(struct worker_session *s,
+				   const struct worker_op *op)
+{
+	struct worker *w = s->w;
+	struct worker_stream *st = op->stream;
+	struct worker_kernel *k = op->launch.k;
+	const uint32_t *g = op->launch.grid, *b = op->launch.block;
+	uint64_t blocks = (uint64_t)g[0] * g[1] * g[2];
+	uint32_t sms;
+	int per_sm = 0, rc;
+
+	if (!w->ops->launch_cooperative || !w->ops->kernel_occupancy)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	rc = w->ops->kernel_occupancy(w->be, k->bk, (int)(b[0] * b[1] * b[2]),
+				      op->launch.shared, 0, &per_sm);
+	if (rc)
+		return worker_check(w, rc, "kernel_occupancy (cooperative)");
+	pthread_mutex_lock(&w->info_lock);
+	sms = w->info.sm_count;
+	pthread_mutex_unlock(&w->info_lock);
+	if (per_sm <= 0 || blocks > (uint64_t)per_sm * sms)
+		return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	rc = w->ops->launch_cooperative(w->be, k->bk, g, b, op->launch.shared,
+					st->bs, k->params);
+	if (rc)
+		return worker_check(w, rc, "launch_cooperative");
+	worker_note_launch(w);
+	__atomic_store_n(&s->kernels, s->kernels + 1, __ATOMIC_RELAXED);
+	if (st->wd)
+		worker_watchdog_track(w, st->wd, st->bs, BACKEND_MARKED_NOT);
+	return CUDA_SUCCESS;
+}
+
 static int exec_launch(struct worker_session *s, const struct worker_op *op)
 {
 	struct worker *w = s->w;
@@ -1223,10 +1265,13 @@ static int exec_launch(struct worker_session *s, const struct worker_op *op)
 	struct worker_kernel *k = op->launch.k;
 	const uint32_t *cluster =
 		op->launch.cluster[0] ? op->launch.cluster : NULL;
-	struct backend_event *marker = worker_watchdog_marker(w, st->wd);
+	struct backend_event *marker;
 	int marked = BACKEND_MARKED_NOT;
 	int rc;
 
+	if (op->launch.cooperative)
+		return exec_launch_cooperative(s, op);
+	marker = worker_watchdog_marker(w, st->wd);
 	if (marker)
 		rc = w->ops->launch_marked(w->be, k->bk, op->launch.grid,
 					   op->launch.block, op->launch.shared,

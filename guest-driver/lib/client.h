@@ -79,12 +79,13 @@ static inline int client_can_map_host(const struct client *c)
 	       c->transport.minor >= VGPU_PROTO_MINOR_HOST_MAP;
 }
 
-/* cuLaunchKernel with a thread-block cluster shape (NULL: none).
- * Defined in cuda_launch.c. */
+/* cuLaunchKernel with a thread-block cluster shape (NULL: none), or
+ * cooperative (cuLaunchCooperativeKernel; no cluster then). Defined in
+ * cuda_launch.c. */
 CUresult client_launch(CUfunction f, const uint32_t grid[3],
 		       const uint32_t block[3], unsigned int sharedMemBytes,
 		       CUstream hStream, void **kernelParams, void **extra,
-		       const uint32_t *cluster);
+		       const uint32_t *cluster, int cooperative);
 
 /* The id of a CUstream (cuStreamGetId); per_thread: NULL is the
  * per-thread default stream. CUDA_ERROR_INVALID_HANDLE for anything not

@@ -274,6 +274,17 @@ VGPU_API CUresult CUDAAPI cuLaunchKernel_ptsz(
 			      kernelParams, extra);
 }
 
+VGPU_API CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(
+	CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+	unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+	unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+	void **kernelParams)
+{
+	return cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ,
+					 blockDimX, blockDimY, blockDimZ,
+					 sharedMemBytes, hStream, kernelParams);
+}
+
 VGPU_API CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config,
 						CUfunction f,
 						void **kernelParams,

@@ -102,6 +102,9 @@ VGPU_API CUresult CUDAAPI cuDeviceGetAttribute(int *pi,
 	 * shared with other processes */
 	if (attrib == CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)
 		v = 1;
+	/* cooperative launches go through a host that speaks of them */
+	else if (attrib == CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)
+		v = c->transport.minor >= VGPU_PROTO_MINOR_COOPERATIVE;
 	else if (attrib == CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES)
 		v = 0;
 	/* the worker's GPU may map host memory; a VM cannot (cuda_memory.c) */

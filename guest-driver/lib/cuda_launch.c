@@ -57,10 +57,45 @@ static int cluster_ok(const uint32_t g[3], const uint32_t c[3])
 	return c[0] * c[1] * c[2] <= 16;
 }
 
+/*
+ * A cooperative launch must have every block resident at once: as many
+ * as the slice's SMs hold of this kernel. CUDA says so at the launch
+ * (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE), not at the next synchronise,
+ * so it is asked here; the worker checks again.
+ */
+static CUresult cooperative_ok(struct client *c, CUfunction f,
+			       const uint32_t grid[3], const uint32_t block[3],
+			       unsigned int shared)
+{
+	uint64_t blocks = (uint64_t)grid[0] * grid[1] * grid[2];
+	int per_sm = 0, sms;
+	CUresult err;
+
+	if (c->transport.minor < VGPU_PROTO_MINOR_COOPERATIVE) {
+		static int said;
+
+		cuda_say_once(&said,
+			      "a cooperative launch needs protocol 1.%d, the "
+			      "host speaks 1.%u (CUDA_ERROR_NOT_SUPPORTED)",
+			      VGPU_PROTO_MINOR_COOPERATIVE, c->transport.minor);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	err = cuOccupancyMaxActiveBlocksPerMultiprocessor(
+		&per_sm, f, (int)(block[0] * block[1] * block[2]), shared);
+	if (err != CUDA_SUCCESS)
+		return err;
+	client_info_lock(c);
+	sms = (int)c->info.sm_count;
+	client_info_unlock(c);
+	if (per_sm <= 0 || blocks > (uint64_t)per_sm * (uint64_t)sms)
+		return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	return CUDA_SUCCESS;
+}
+
 CUresult client_launch(CUfunction f, const uint32_t grid[3],
 		       const uint32_t block[3], unsigned int sharedMemBytes,
 		       CUstream hStream, void **kernelParams, void **extra,
-		       const uint32_t *cluster)
+		       const uint32_t *cluster, int cooperative)
 {
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_LAUNCH};
 	struct client_push how = {.mode = CLIENT_SLOT_ASYNC};
@@ -101,6 +136,15 @@ CUresult client_launch(CUfunction f, const uint32_t grid[3],
 		err = CUDA_ERROR_NOT_SUPPORTED;
 		goto out;
 	}
+	if (cooperative && cluster) {
+		err = CUDA_ERROR_NOT_SUPPORTED; /* as the worker says */
+		goto out;
+	}
+	if (cooperative) {
+		err = cooperative_ok(c, f, grid, block, sharedMemBytes);
+		if (err != CUDA_SUCCESS)
+			goto out;
+	}
 	sqe.handle = k->handle;
 	sqe.a[0] = grid[0] | (uint64_t)grid[1] << 32;
 	sqe.a[1] = grid[2] | (uint64_t)block[0] << 32;
@@ -110,6 +154,8 @@ CUresult client_launch(CUfunction f, const uint32_t grid[3],
 		sqe.a[3] |= (uint64_t)cluster[0] << 32 |
 			    (uint64_t)cluster[1] << 40 |
 			    (uint64_t)cluster[2] << 48;
+	if (cooperative)
+		sqe.a[3] |= VGPU_LAUNCH_COOPERATIVE;
 	bytes = k->layout.param_bytes;
 
 	client_ring_lock(r);
@@ -152,5 +198,18 @@ VGPU_API CUresult CUDAAPI cuLaunchKernel(
 	const uint32_t block[3] = {blockDimX, blockDimY, blockDimZ};
 
 	return client_launch(f, grid, block, sharedMemBytes, hStream,
-			     kernelParams, extra, NULL);
+			     kernelParams, extra, NULL, 0);
+}
+
+VGPU_API CUresult CUDAAPI cuLaunchCooperativeKernel(
+	CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+	unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+	unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+	void **kernelParams)
+{
+	const uint32_t grid[3] = {gridDimX, gridDimY, gridDimZ};
+	const uint32_t block[3] = {blockDimX, blockDimY, blockDimZ};
+
+	return client_launch(f, grid, block, sharedMemBytes, hStream,
+			     kernelParams, NULL, NULL, 1);
 }

@@ -9,8 +9,8 @@
  * simulator checks the shape and runs them as it runs any). The events a
  * launch is to trigger are recorded after it (on the GPU a programmatic
  * event may fire earlier; later is always correct). A cooperative launch
- * is not served yet (issue 18): CUDA_ERROR_NOT_SUPPORTED and one stderr
- * line naming the attribute; an attribute cuda.h does not define is
+ * is cuLaunchCooperativeKernel's (cuda_launch.c); with a cluster shape it
+ * is CUDA_ERROR_NOT_SUPPORTED. An attribute cuda.h does not define is
  * CUDA_ERROR_INVALID_VALUE.
  */
 #include <stdio.h>
@@ -33,9 +33,9 @@ static CUresult refuse(int *said, const char *what)
 }
 
 static CUresult attr_check(const CUlaunchAttribute *a, CUevent *ev,
-			   unsigned int *nev, uint32_t cluster[3])
+			   unsigned int *nev, uint32_t cluster[3], int *coop)
 {
-	static int said_coop, said_node;
+	static int said_node;
 	const CUlaunchAttributeValue *v = &a->value;
 
 	switch (a->id) {
@@ -52,9 +52,8 @@ static CUresult attr_check(const CUlaunchAttribute *a, CUevent *ev,
 	case CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING:
 		return CUDA_SUCCESS;
 	case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
-		return v->cooperative
-			       ? refuse(&said_coop, "a cooperative launch")
-			       : CUDA_SUCCESS;
+		*coop = v->cooperative != 0;
+		return CUDA_SUCCESS;
 	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
 		cluster[0] = v->clusterDim.x;
 		cluster[1] = v->clusterDim.y;
@@ -82,13 +81,13 @@ VGPU_API CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config,
 	CUevent ev[LAUNCH_EX_EVENTS];
 	uint32_t cluster[3] = {1, 1, 1}, grid[3], block[3];
 	unsigned int nev = 0, i;
-	int noc;
+	int noc, coop = 0;
 	CUresult err;
 
 	if (!config || (config->numAttrs && !config->attrs))
 		return CUDA_ERROR_INVALID_VALUE;
 	for (i = 0; i < config->numAttrs; i++) {
-		err = attr_check(&config->attrs[i], ev, &nev, cluster);
+		err = attr_check(&config->attrs[i], ev, &nev, cluster, &coop);
 		if (err != CUDA_SUCCESS)
 			return err;
 	}
@@ -102,7 +101,7 @@ VGPU_API CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config,
 	noc = cluster[0] <= 1 && cluster[1] <= 1 && cluster[2] <= 1;
 	err = client_launch(f, grid, block, config->sharedMemBytes,
 			    config->hStream, kernelParams, extra,
-			    noc ? NULL : cluster);
+			    noc ? NULL : cluster, coop);
 	for (i = 0; err == CUDA_SUCCESS && i < nev; i++)
 		err = cuEventRecord(ev[i], config->hStream);
 	return err;

@@ -34,11 +34,12 @@
 
 #include <stdint.h>
 
-#define VGPU_PROTO_MAGIC	  0x55504756u /* "VGPU" little-endian */
-#define VGPU_PROTO_MAJOR	  1 /* incompatible changes bump this */
-#define VGPU_PROTO_MINOR	  5 /* compatible additions bump this */
-#define VGPU_PROTO_MINOR_CLUSTERS 5 /* LAUNCH's cluster shape */
-#define VGPU_PROTO_MINOR_HOST_MAP 5 /* HOST_REGION_ADDRESS */
+#define VGPU_PROTO_MAGIC	     0x55504756u /* "VGPU" little-endian */
+#define VGPU_PROTO_MAJOR	     1 /* incompatible changes bump this */
+#define VGPU_PROTO_MINOR	     6 /* compatible additions bump this */
+#define VGPU_PROTO_MINOR_CLUSTERS    5 /* LAUNCH's cluster shape */
+#define VGPU_PROTO_MINOR_HOST_MAP    5 /* HOST_REGION_ADDRESS */
+#define VGPU_PROTO_MINOR_COOPERATIVE 6 /* LAUNCH's cooperative bit */
 
 #define VGPU_NAME_MAX	     64	 /* vGPU names, including the NUL */
 #define VGPU_MESSAGE_MAX     256 /* human-readable error text, with NUL */
@@ -182,8 +183,12 @@ enum vgpu_opcode {
 	 * a3 = shared memory bytes | clusterX << 32 | clusterY << 40 |
 	 * clusterZ << 48 (minor version 5: a thread-block cluster shape,
 	 * each edge 1 to 16 and at most 16 blocks, the grid a multiple of
-	 * it; all three 0: no cluster), a4 = data offset of the parameter
-	 * buffer laid out as struct vgpu_kernel_info says, a5 = its bytes */
+	 * it; all three 0: no cluster) | VGPU_LAUNCH_COOPERATIVE (minor
+	 * version 6: every block resident at once, as
+	 * cuLaunchCooperativeKernel; no cluster then; more blocks than the
+	 * slice holds: CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE), bits 57-63 0;
+	 * a4 = data offset of the parameter buffer laid out as struct
+	 * vgpu_kernel_info says, a5 = its bytes */
 	VGPU_OP_LAUNCH = 24,
 	/* handle = library, a0 = data offset of a NUL-terminated name of a
 	 * __device__/__constant__ variable, a1 = bytes; -> r0 = its device
@@ -279,6 +284,9 @@ enum vgpu_opcode {
 
 	VGPU_OP_COUNT_ /* not an opcode */
 };
+
+/* VGPU_OP_LAUNCH a3: a cooperative launch (minor version 6). */
+#define VGPU_LAUNCH_COOPERATIVE (1ull << 56)
 
 /* Submission queue entry: 64 bytes, fixed. */
 struct vgpu_sqe {

@@ -6,8 +6,9 @@
  * the CPU. Attributes that only hint (priority, programmatic stream
  * serialization) are accepted; a launch completion event fires; a
  * cluster of two blocks runs, and one that does not divide the grid is
- * an error; a cooperative launch fails with cudaErrorNotSupported (not
- * sticky).
+ * an error; a cooperative launch runs (the attribute, and
+ * cudaLaunchCooperativeKernel), and one of more blocks than the device
+ * holds at once is cudaErrorCooperativeLaunchTooLarge (not sticky).
  */
 #include "rt_check.h"
 
@@ -55,7 +56,8 @@ int main(void)
 	cudaStream_t s;
 	cudaError_t err;
 	cudaEvent_t done;
-	int *d, *h;
+	void *args[2];
+	int *d, *h, coop = 0;
 
 	h = (int *)malloc(n * sizeof(int));
 	if (!h)
@@ -95,15 +97,36 @@ int main(void)
 	       "with priority, serialization and a completion event: "
 	       "reversed back");
 
-	/* refused: cooperative */
+	/* cooperative: the attribute, then cudaLaunchCooperativeKernel;
+	 * more blocks than the device holds at once is refused at the
+	 * launch, and not sticky */
+	CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0));
+	expect(coop == 1, "cudaDevAttrCooperativeLaunch is 1");
 	attrs[0].id = cudaLaunchAttributeCooperative;
 	attrs[0].val.cooperative = 1;
 	cfg.numAttrs = 1;
-	expect(cudaLaunchKernelEx(&cfg, reverseChunks, d, per_block) ==
-		       cudaErrorNotSupported,
-	       "a cooperative launch: cudaErrorNotSupported");
-	expect(cudaGetLastError() == cudaErrorNotSupported,
-	       "cudaGetLastError says so (and clears it)");
+	CHECK(cudaLaunchKernelEx(&cfg, reverseChunks, d, per_block));
+	CHECK(cudaStreamSynchronize(s));
+	CHECK(cudaMemcpy(h, d, n * sizeof(int), cudaMemcpyDeviceToHost));
+	expect(reversed(h, n, per_block, 3),
+	       "a cooperative cudaLaunchKernelEx: reversed again");
+	args[0] = &d;
+	args[1] = (void *)&per_block;
+	CHECK(cudaLaunchCooperativeKernel((void *)reverseChunks, dim3(blocks),
+					  dim3(128), args,
+					  per_block * sizeof(int), s));
+	CHECK(cudaStreamSynchronize(s));
+	CHECK(cudaMemcpy(h, d, n * sizeof(int), cudaMemcpyDeviceToHost));
+	expect(reversed(h, n, per_block, 4),
+	       "cudaLaunchCooperativeKernel: reversed back");
+	err = cudaLaunchCooperativeKernel((void *)reverseChunks, dim3(1 << 20),
+					  dim3(128), args,
+					  per_block * sizeof(int), s);
+	printf("# a cooperative launch of 2^20 blocks: %s\n",
+	       cudaGetErrorName(err));
+	expect(err == cudaErrorCooperativeLaunchTooLarge,
+	       "2^20 blocks at once: cudaErrorCooperativeLaunchTooLarge");
+	cudaGetLastError();
 
 	/* clusters: of two blocks it runs; a grid that is not a multiple
 	 * of the cluster is refused */

@@ -79,6 +79,7 @@ static struct {
 	int marked_launches; /* launch_marked calls that recorded */
 	int unmark;	     /* launch_marked launches but does not record */
 	int early;	     /* launch_marked's markers may complete early */
+	int coop_launches;   /* launch_cooperative calls */
 	int queries;	     /* event_query calls */
 	int sync_ms;	     /* a stream sync waits this long, */
 	int hang; /* and then the kernel is done, unless this is set */
@@ -347,6 +348,24 @@ static int stub_event_record(struct backend *b, struct backend_event *e,
 	return 0;
 }
 
+/* Four blocks of any kernel fit on an SM of the stub. */
+static int stub_occupancy(struct backend *b, struct backend_kernel *k,
+			  int block, size_t dyn_smem, unsigned int flags,
+			  int *blocks)
+{
+	*blocks = 4;
+	return 0;
+}
+
+static int stub_launch_cooperative(struct backend *b, struct backend_kernel *k,
+				   const uint32_t grid[3],
+				   const uint32_t block[3], uint32_t shared,
+				   struct backend_stream *s, void **params)
+{
+	st.coop_launches++;
+	return stub_launch(b, k, grid, block, shared, s, params, NULL);
+}
+
 /* A launch with its marker in the same call (the cuda backend's event
  * attribute); with st.unmark the marker fails and the launch stands. */
 static int stub_launch_marked(struct backend *b, struct backend_kernel *k,
@@ -424,6 +443,8 @@ static const struct backend_ops stub_ops = {
 	.ctx_limit = stub_ctx_limit,
 	.launch = stub_launch,
 	.launch_marked = stub_launch_marked,
+	.launch_cooperative = stub_launch_cooperative,
+	.kernel_occupancy = stub_occupancy,
 	.stream_create = stub_stream_create,
 	.stream_destroy = stub_stream_destroy,
 	.stream_sync = stub_stream_sync,
@@ -961,8 +982,9 @@ static void launch_checks_and_passes_a_cluster_shape(void **state)
 		{32, 17, 1, 1, 0, CUDA_ERROR_INVALID_CLUSTER_SIZE}, /* edge */
 		{32, 4, 4, 2, 0,
 		 CUDA_ERROR_INVALID_CLUSTER_SIZE}, /* 32 blocks */
-		{9, 2, 1, 1, 0, CUDA_ERROR_INVALID_CLUSTER_SIZE},   /* 9 % 2 */
-		{8, 2, 1, 1, 1ull << 56, CUDA_ERROR_INVALID_VALUE}, /* bits */
+		{9, 2, 1, 1, 0, CUDA_ERROR_INVALID_CLUSTER_SIZE}, /* 9 % 2 */
+		/* bits no protocol defines (56 is the cooperative one) */
+		{8, 2, 1, 1, 1ull << 57, CUDA_ERROR_INVALID_VALUE},
 		{8, 255, 255, 255, 0, CUDA_ERROR_INVALID_CLUSTER_SIZE},
 		{8, 1, 4, 1, 0, CUDA_ERROR_INVALID_CLUSTER_SIZE}, /* grid y 2 */
 		/* shared bytes above the maximum, with a cluster: still
@@ -1876,6 +1898,36 @@ static void watchdog_allows_the_tail_of_an_early_marker(void **state)
 	assert_true(faults_now() >= 1);
 	assert_int_equal(st.fault_kind, VGPU_FAULT_WATCHDOG);
 	finish_upto(2);
+	fx_free(f);
+}
+
+/*
+ * A cooperative launch (LAUNCH a3 bit 56) goes to launch_cooperative when
+ * the slice holds every block at once (8 SMs of 4 blocks: 32), else it
+ * is CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE; in clusters it is not
+ * supported, and the bits above it are refused.
+ */
+static void launch_cooperative_is_bounded_by_the_slice(void **state)
+{
+	struct fx *f = fx_new(0);
+	uint32_t lib = load_library(f, "noargs"),
+		 k = get_kernel(f, lib, "noargs");
+	struct vgpu_sqe q = launch_sqe(k, 32, 1, 1, 64, 1, 1);
+
+	q.a[3] = VGPU_LAUNCH_COOPERATIVE;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.coop_launches, 1);
+	q = launch_sqe(k, 33, 1, 1, 64, 1, 1);
+	q.a[3] = VGPU_LAUNCH_COOPERATIVE;
+	assert_int_equal(run(&f->s, q, NULL),
+			 CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+	assert_int_equal(st.coop_launches, 1);
+	q = launch_sqe(k, 32, 1, 1, 64, 1, 1);
+	q.a[3] = VGPU_LAUNCH_COOPERATIVE | 2ull << 32 | 1ull << 40 | 1ull << 48;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_NOT_SUPPORTED);
+	q.a[3] = 1ull << 57;
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(st.coop_launches, 1);
 	fx_free(f);
 }
 
@@ -2924,6 +2976,7 @@ int main(void)
 		cmocka_unit_test(
 			watchdog_stops_a_kernel_running_past_its_marker),
 		cmocka_unit_test(watchdog_allows_the_tail_of_an_early_marker),
+		cmocka_unit_test(launch_cooperative_is_bounded_by_the_slice),
 		cmocka_unit_test(watchdog_groups_a_backlog_beyond_its_ring),
 		cmocka_unit_test(watchdog_leaves_a_waited_stream_alone),
 		cmocka_unit_test(region_create_checks_sizes_and_the_socket),
