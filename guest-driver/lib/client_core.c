@@ -125,6 +125,11 @@ static void client_init_once(void)
 		fprintf(stderr, "vgpu: vGPU '%s': %s\n", name, err);
 		goto fail_transport;
 	}
+	/* in a VM the device's version is vgpud's; the worker behind it,
+	 * adopted from an older vgpud, may speak an older minor (it writes
+	 * its own into the ring header): the lower one holds */
+	if (c->ring.hdr->minor < c->transport.minor) /* major checked */
+		c->transport.minor = c->ring.hdr->minor;
 	if (client_registry_init(&c->registry)) {
 		fprintf(stderr, "vgpu: out of memory\n");
 		goto fail_ring;

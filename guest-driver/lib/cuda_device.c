@@ -105,6 +105,8 @@ VGPU_API CUresult CUDAAPI cuDeviceGetAttribute(int *pi,
 	/* cooperative launches go through a host that speaks of them */
 	else if (attrib == CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)
 		v = c->transport.minor >= VGPU_PROTO_MINOR_COOPERATIVE;
+	else if (attrib == CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH)
+		v = 0; /* one device; the multi-device launch is refused */
 	else if (attrib == CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES)
 		v = 0;
 	/* the worker's GPU may map host memory; a VM cannot (cuda_memory.c) */

@@ -80,14 +80,19 @@ static CUresult cooperative_ok(struct client *c, CUfunction f,
 			      VGPU_PROTO_MINOR_COOPERATIVE, c->transport.minor);
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
+	/* a round trip per cooperative launch: the answer depends on the
+	 * kernel's attributes as set now */
 	err = cuOccupancyMaxActiveBlocksPerMultiprocessor(
 		&per_sm, f, (int)(block[0] * block[1] * block[2]), shared);
 	if (err != CUDA_SUCCESS)
 		return err;
+	if (per_sm <= 0) /* a shape no SM takes: the launch's own error */
+		return CUDA_SUCCESS;
+	client_info_refresh(c); /* the slice as it is now (a resize) */
 	client_info_lock(c);
 	sms = (int)c->info.sm_count;
 	client_info_unlock(c);
-	if (per_sm <= 0 || blocks > (uint64_t)per_sm * (uint64_t)sms)
+	if (blocks > (uint64_t)per_sm * (uint64_t)sms)
 		return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
 	return CUDA_SUCCESS;
 }
