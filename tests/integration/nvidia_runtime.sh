@@ -66,8 +66,10 @@ for kind in static shared; do
 		nv a "$d/streams_overlap_rt" $((1 << 20)) 4
 	tap_run "$kind: errors_rt (launch, allocation and unsupported-call errors)" \
 		nv a "$d/errors_rt"
-	tap_run "$kind: launch_ex_rt (cudaLaunchKernelEx, attributes, clusters, refusals)" \
+	tap_run "$kind: launch_ex_rt (cudaLaunchKernelEx, attributes, clusters, cooperative, refusals)" \
 		nv a "$d/launch_ex_rt"
+	tap_run "$kind: mempool_rt (cudaMallocAsync/cudaFreeAsync, pools, trim)" \
+		nv a "$d/mempool_rt"
 	tap_run "$kind: memory_2d_rt (cudaMallocPitch, 2D copies and fills)" \
 		nv a "$d/memory_2d_rt"
 	tap_run "$kind: small_calls_rt (attributes, hints, flags, entry points)" \

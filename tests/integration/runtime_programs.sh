@@ -45,7 +45,7 @@ tap_run "errors_rt: launch, allocation and unsupported-call errors" \
 	client a "$(rt errors_rt)"
 tap_run "func_attrs_rt: kernel attributes, occupancy, shared memory opt-in" \
 	client a "$(rt func_attrs_rt)"
-tap_run "launch_ex_rt: cudaLaunchKernelEx, hint attributes, refusals" \
+tap_run "launch_ex_rt: cudaLaunchKernelEx, hint attributes, cooperative, refusals" \
 	client a "$(rt launch_ex_rt)"
 tap_run "per_thread_rt: --default-stream per-thread, 4 threads (_ptsz/_ptds)" \
 	client a "$(rt per_thread_rt)"
