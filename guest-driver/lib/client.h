@@ -93,6 +93,11 @@ CUresult client_launch(CUfunction f, const uint32_t grid[3],
 CUresult client_stream_id(struct client *c, CUstream s, int per_thread,
 			  unsigned long long *id);
 
+/* Entry check of a call about the device (no context needed): the
+ * client, device 0 (else CUDA_ERROR_INVALID_DEVICE), its description
+ * read again after a resize. Defined in cuda_device.c. */
+CUresult client_device_enter(CUdevice dev, struct client **c);
+
 /* Frees the device allocation that starts at dptr (cuMemFree without
  * its context check: the pools give memory back from any thread).
  * Defined in cuda_memory.c. */

@@ -457,6 +457,8 @@ CUresult client_pool_get_attribute(CUmemoryPool h, CUmemPool_attribute attr,
 	cuuint64_t v = 0;
 	int iv = 0;
 
+	if (!value)
+		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&pool_lock);
 	p = h ? pool_live(h) : NULL;
 	if (!p) {
@@ -506,6 +508,8 @@ CUresult client_pool_set_attribute(CUmemoryPool h, CUmemPool_attribute attr,
 	struct client_pool *p;
 	cuuint64_t v;
 
+	if (!value)
+		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&pool_lock);
 	p = h ? pool_live(h) : NULL;
 	if (!p) {

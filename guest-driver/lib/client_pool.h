@@ -57,6 +57,8 @@ void client_pool_ctx_idle(uint64_t mark);
 /* Gives back what h holds unused until it holds at most keep bytes. */
 CUresult client_pool_trim(CUmemoryPool h, uint64_t keep);
 
+/* An attribute of h (value: an int for the reuse flags, a cuuint64_t for
+ * the rest; NULL is CUDA_ERROR_INVALID_VALUE). */
 CUresult client_pool_get_attribute(CUmemoryPool h, CUmemPool_attribute attr,
 				   void *value);
 CUresult client_pool_set_attribute(CUmemoryPool h, CUmemPool_attribute attr,

@@ -12,7 +12,7 @@
 
 /* The connection, the description brought up to date, and the device
  * checked; then the caller reads c->info under client_info_lock. */
-static CUresult device_enter(CUdevice dev, struct client **c)
+CUresult client_device_enter(CUdevice dev, struct client **c)
 {
 	CUresult err = client_get(c);
 
@@ -55,7 +55,7 @@ VGPU_API CUresult CUDAAPI cuDeviceGetCount(int *count)
 VGPU_API CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 {
 	struct client *c;
-	CUresult err = device_enter(dev, &c);
+	CUresult err = client_device_enter(dev, &c);
 	size_t n;
 
 	if (err != CUDA_SUCCESS)
@@ -77,7 +77,7 @@ VGPU_API CUresult CUDAAPI cuDeviceGetAttribute(int *pi,
 					       CUdevice dev)
 {
 	struct client *c;
-	CUresult err = device_enter(dev, &c);
+	CUresult err = client_device_enter(dev, &c);
 	const struct vgpu_device_info *info;
 	int v;
 
@@ -120,7 +120,7 @@ VGPU_API CUresult CUDAAPI cuDeviceGetAttribute(int *pi,
 VGPU_API CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice dev)
 {
 	struct client *c;
-	CUresult err = device_enter(dev, &c);
+	CUresult err = client_device_enter(dev, &c);
 
 	if (err != CUDA_SUCCESS)
 		return err;
@@ -137,7 +137,7 @@ VGPU_API CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice dev)
 VGPU_API CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 {
 	struct client *c;
-	CUresult err = device_enter(dev, &c);
+	CUresult err = client_device_enter(dev, &c);
 
 	if (err != CUDA_SUCCESS)
 		return err;
@@ -153,7 +153,7 @@ VGPU_API CUresult CUDAAPI cuDeviceComputeCapability(int *major, int *minor,
 						    CUdevice dev)
 {
 	struct client *c;
-	CUresult err = device_enter(dev, &c);
+	CUresult err = client_device_enter(dev, &c);
 
 	if (err != CUDA_SUCCESS)
 		return err;

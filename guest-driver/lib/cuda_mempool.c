@@ -84,11 +84,9 @@ static CUresult pool_enter(void)
 
 static CUresult device_ok(CUdevice dev)
 {
-	CUresult err = pool_enter();
+	struct client *c;
 
-	if (err != CUDA_SUCCESS)
-		return err;
-	return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+	return client_device_enter(dev, &c);
 }
 
 VGPU_API CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out,
@@ -207,9 +205,7 @@ VGPU_API CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
 {
 	CUresult err = pool_enter();
 
-	if (err != CUDA_SUCCESS)
-		return err;
-	return client_pool_destroy(pool);
+	return err != CUDA_SUCCESS ? err : client_pool_destroy(pool);
 }
 
 VGPU_API CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool,
@@ -217,9 +213,8 @@ VGPU_API CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool,
 {
 	CUresult err = pool_enter();
 
-	if (err != CUDA_SUCCESS)
-		return err;
-	return client_pool_trim(pool, minBytesToKeep);
+	return err != CUDA_SUCCESS ? err
+				   : client_pool_trim(pool, minBytesToKeep);
 }
 
 VGPU_API CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool,
@@ -228,11 +223,9 @@ VGPU_API CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool,
 {
 	CUresult err = pool_enter();
 
-	if (err != CUDA_SUCCESS)
-		return err;
-	if (!value)
-		return CUDA_ERROR_INVALID_VALUE;
-	return client_pool_set_attribute(pool, attr, value);
+	return err != CUDA_SUCCESS
+		       ? err
+		       : client_pool_set_attribute(pool, attr, value);
 }
 
 VGPU_API CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool,
@@ -241,11 +234,9 @@ VGPU_API CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool,
 {
 	CUresult err = pool_enter();
 
-	if (err != CUDA_SUCCESS)
-		return err;
-	if (!value)
-		return CUDA_ERROR_INVALID_VALUE;
-	return client_pool_get_attribute(pool, attr, value);
+	return err != CUDA_SUCCESS
+		       ? err
+		       : client_pool_get_attribute(pool, attr, value);
 }
 
 /* The one device reads and writes every pool's memory; no other may. */
