@@ -9,6 +9,7 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/client_core.c \
 	guest-driver/lib/client_data.c \
 	guest-driver/lib/client_memcpy.c \
+	guest-driver/lib/client_order.c \
 	guest-driver/lib/client_image.c \
 	guest-driver/lib/client_info.c \
 	guest-driver/lib/client_region.c \

@@ -19,7 +19,7 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 LOG=${NVRT_LOG:-$BUILD/nvrt-check}
 mkdir -p "$LOG"
 # the programs the simulator runs under NVIDIA's runtime (nvidia_runtime.sh)
-EXPECTED=" vector_add_rt device_props_rt matmul_shared_rt events_rt callbacks_rt symbols_rt templates_rt func_attrs_rt pinned_many_rt resize_props_rt streams_overlap_rt errors_rt launch_ex_rt memory_2d_rt small_calls_rt per_thread_rt unsupported_rt mapped_rt device_reset_rt "
+EXPECTED=" vector_add_rt device_props_rt matmul_shared_rt events_rt callbacks_rt symbols_rt templates_rt func_attrs_rt pinned_many_rt resize_props_rt streams_overlap_rt errors_rt launch_ex_rt memory_2d_rt small_calls_rt per_thread_rt unsupported_rt mapped_rt device_reset_rt mempool_rt legacy_stream_rt "
 . scripts/gpu-lib.sh # start_vgpud, stop_vgpud
 trap 'stop_vgpud' EXIT
 id vgpu >/dev/null 2>&1 ||

@@ -13,6 +13,7 @@
 #include <vgpu/protocol.h>
 
 #include "client_alloc_table.h"
+#include "client_order.h"
 #include "client_region.h"
 #include "client_registry.h"
 #include "client_ring.h"
@@ -37,6 +38,7 @@ struct client {
 	struct client_ctx *primary;
 	unsigned int primary_refs;
 	unsigned int primary_flags;
+	struct client_order order; /* the legacy stream's implicit waits */
 };
 
 /* VGPU_OP_GET_DEVICE_INFO into *info (client_core.c). */
@@ -69,6 +71,25 @@ CUresult client_ctx_require(struct client *c);
  * per-thread default streams are handle 0; anything not registered is
  * CUDA_ERROR_INVALID_HANDLE. Defined in cuda_stream.c. */
 CUresult client_stream_handle(struct client *c, CUstream s, uint32_t *h);
+
+/*
+ * A stream that work is submitted to, between client_stream_begin and
+ * client_stream_end: begin finds the worker's handle and queues the
+ * waits the legacy default stream's semantics ask for (client_order.h;
+ * stages: the work copies host memory when submitted); end notes the
+ * work for later waits, lets go of the stream and returns err. Defined
+ * in cuda_stream.c.
+ */
+struct client_stream_use {
+	uint32_t handle;
+	int legacy;			   /* NULL or CU_STREAM_LEGACY */
+	struct client_obj *obj;		   /* a created stream's reference */
+	struct client_order_stream *order; /* a blocking stream's part */
+};
+CUresult client_stream_begin(struct client *c, CUstream s, int stages,
+			     struct client_stream_use *u);
+CUresult client_stream_end(struct client *c, struct client_stream_use *u,
+			   CUresult err);
 
 /* Mapped host memory works on a host (the local transport) whose worker
  * maps regions (protocol 1.5), not in a VM: the guest's memory is not

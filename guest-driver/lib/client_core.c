@@ -139,6 +139,7 @@ static void client_init_once(void)
 	pthread_mutex_init(&c->stage_lock, NULL);
 	pthread_mutex_init(&c->primary_lock, NULL);
 	pthread_mutex_init(&c->info_lock, NULL);
+	client_order_init(&c->order);
 	rc = client_fetch_info(c, &c->info);
 	if (rc != CUDA_SUCCESS) {
 		e = client_error_find(rc);

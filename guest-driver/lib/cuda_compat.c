@@ -124,6 +124,13 @@ VGPU_API CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn,
 
 /* ---- per-thread default stream -------------------------------------- */
 
+/* NULL in a _ptsz call is the calling thread's default stream, which
+ * does not wait for blocking streams as the legacy one does. */
+static CUstream ptsz(CUstream s)
+{
+	return s ? s : CU_STREAM_PER_THREAD;
+}
+
 VGPU_API CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src,
 					size_t ByteCount)
 {
@@ -133,7 +140,7 @@ VGPU_API CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src,
 VGPU_API CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src,
 					     size_t ByteCount, CUstream hStream)
 {
-	return cuMemcpyAsync(dst, src, ByteCount, hStream);
+	return cuMemcpyAsync(dst, src, ByteCount, ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice,
@@ -162,7 +169,8 @@ VGPU_API CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice,
 						    size_t ByteCount,
 						    CUstream hStream)
 {
-	return cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream);
+	return cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount,
+				    ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dstHost,
@@ -170,7 +178,8 @@ VGPU_API CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dstHost,
 						    size_t ByteCount,
 						    CUstream hStream)
 {
-	return cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream);
+	return cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount,
+				    ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice,
@@ -178,7 +187,8 @@ VGPU_API CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice,
 						    size_t ByteCount,
 						    CUstream hStream)
 {
-	return cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
+	return cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount,
+				    ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice,
@@ -203,28 +213,28 @@ VGPU_API CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dstDevice,
 					       unsigned char uc, size_t N,
 					       CUstream hStream)
 {
-	return cuMemsetD8Async(dstDevice, uc, N, hStream);
+	return cuMemsetD8Async(dstDevice, uc, N, ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuMemsetD16Async_ptsz(CUdeviceptr dstDevice,
 						unsigned short us, size_t N,
 						CUstream hStream)
 {
-	return cuMemsetD16Async(dstDevice, us, N, hStream);
+	return cuMemsetD16Async(dstDevice, us, N, ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuMemsetD32Async_ptsz(CUdeviceptr dstDevice,
 						unsigned int ui, size_t N,
 						CUstream hStream)
 {
-	return cuMemsetD32Async(dstDevice, ui, N, hStream);
+	return cuMemsetD32Async(dstDevice, ui, N, ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr,
 					       size_t bytesize,
 					       CUstream hStream)
 {
-	return cuMemAllocAsync(dptr, bytesize, hStream);
+	return cuMemAllocAsync(dptr, bytesize, ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr,
@@ -232,35 +242,35 @@ VGPU_API CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr,
 						       CUmemoryPool pool,
 						       CUstream hStream)
 {
-	return cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream);
+	return cuMemAllocFromPoolAsync(dptr, bytesize, pool, ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr,
 					      CUstream hStream)
 {
-	return cuMemFreeAsync(dptr, hStream);
+	return cuMemFreeAsync(dptr, ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream)
 {
-	return cuStreamQuery(hStream);
+	return cuStreamQuery(ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream)
 {
-	return cuStreamSynchronize(hStream);
+	return cuStreamSynchronize(ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream,
 						 CUevent hEvent,
 						 unsigned int Flags)
 {
-	return cuStreamWaitEvent(hStream, hEvent, Flags);
+	return cuStreamWaitEvent(ptsz(hStream), hEvent, Flags);
 }
 
 VGPU_API CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 {
-	return cuEventRecord(hEvent, hStream);
+	return cuEventRecord(hEvent, ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuLaunchKernel_ptsz(
@@ -270,8 +280,8 @@ VGPU_API CUresult CUDAAPI cuLaunchKernel_ptsz(
 	void **kernelParams, void **extra)
 {
 	return cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX,
-			      blockDimY, blockDimZ, sharedMemBytes, hStream,
-			      kernelParams, extra);
+			      blockDimY, blockDimZ, sharedMemBytes,
+			      ptsz(hStream), kernelParams, extra);
 }
 
 VGPU_API CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(
@@ -280,9 +290,9 @@ VGPU_API CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(
 	unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
 	void **kernelParams)
 {
-	return cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ,
-					 blockDimX, blockDimY, blockDimZ,
-					 sharedMemBytes, hStream, kernelParams);
+	return cuLaunchCooperativeKernel(
+		f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+		blockDimZ, sharedMemBytes, ptsz(hStream), kernelParams);
 }
 
 VGPU_API CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config,
@@ -290,19 +300,25 @@ VGPU_API CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config,
 						void **kernelParams,
 						void **extra)
 {
-	return cuLaunchKernelEx(config, f, kernelParams, extra);
+	CUlaunchConfig cfg;
+
+	if (!config)
+		return cuLaunchKernelEx(config, f, kernelParams, extra);
+	cfg = *config;
+	cfg.hStream = ptsz(cfg.hStream);
+	return cuLaunchKernelEx(&cfg, f, kernelParams, extra);
 }
 
 VGPU_API CUresult CUDAAPI cuStreamGetFlags_ptsz(CUstream hStream,
 						unsigned int *flags)
 {
-	return cuStreamGetFlags(hStream, flags);
+	return cuStreamGetFlags(ptsz(hStream), flags);
 }
 
 VGPU_API CUresult CUDAAPI cuStreamGetPriority_ptsz(CUstream hStream,
 						   int *priority)
 {
-	return cuStreamGetPriority(hStream, priority);
+	return cuStreamGetPriority(ptsz(hStream), priority);
 }
 
 VGPU_API CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream,
@@ -310,13 +326,13 @@ VGPU_API CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream,
 						   void *userData,
 						   unsigned int flags)
 {
-	return cuStreamAddCallback(hStream, callback, userData, flags);
+	return cuStreamAddCallback(ptsz(hStream), callback, userData, flags);
 }
 
 VGPU_API CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn,
 						void *userData)
 {
-	return cuLaunchHostFunc(hStream, fn, userData);
+	return cuLaunchHostFunc(ptsz(hStream), fn, userData);
 }
 
 /* ---- pitched memory (cuda_memory_2d.c), per-thread variants ---------- */
@@ -335,7 +351,7 @@ cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *pCopy)
 VGPU_API CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy,
 						  CUstream hStream)
 {
-	return cuMemcpy2DAsync_v2(pCopy, hStream);
+	return cuMemcpy2DAsync_v2(pCopy, ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuMemsetD2D8_v2_ptds(CUdeviceptr dstDevice,
@@ -369,7 +385,7 @@ VGPU_API CUresult CUDAAPI cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice,
 						 CUstream hStream)
 {
 	return cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height,
-				 hStream);
+				 ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice,
@@ -379,7 +395,7 @@ VGPU_API CUresult CUDAAPI cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice,
 						  CUstream hStream)
 {
 	return cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height,
-				  hStream);
+				  ptsz(hStream));
 }
 
 VGPU_API CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice,
@@ -389,7 +405,7 @@ VGPU_API CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice,
 						  CUstream hStream)
 {
 	return cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height,
-				  hStream);
+				  ptsz(hStream));
 }
 
 /* ---- capture status (cuda_capture.c): older versions, per-thread ---- */
@@ -397,7 +413,7 @@ VGPU_API CUresult CUDAAPI cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice,
 VGPU_API CUresult CUDAAPI
 cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *status)
 {
-	return cuStreamIsCapturing(hStream, status);
+	return cuStreamIsCapturing(ptsz(hStream), status);
 }
 
 VGPU_API CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(
@@ -406,7 +422,7 @@ VGPU_API CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(
 	const CUgraphNode **dependencies_out,
 	const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
 {
-	return cuStreamIsCapturing(hStream, captureStatus_out);
+	return cuStreamIsCapturing(ptsz(hStream), captureStatus_out);
 }
 
 VGPU_API CUresult CUDAAPI cuStreamGetCaptureInfo_v2(
@@ -414,7 +430,7 @@ VGPU_API CUresult CUDAAPI cuStreamGetCaptureInfo_v2(
 	cuuint64_t *id_out, CUgraph *graph_out,
 	const CUgraphNode **dependencies_out, size_t *numDependencies_out)
 {
-	return cuStreamIsCapturing(hStream, captureStatus_out);
+	return cuStreamIsCapturing(ptsz(hStream), captureStatus_out);
 }
 
 VGPU_API CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(
@@ -422,19 +438,19 @@ VGPU_API CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(
 	cuuint64_t *id_out, CUgraph *graph_out,
 	const CUgraphNode **dependencies_out, size_t *numDependencies_out)
 {
-	return cuStreamIsCapturing(hStream, captureStatus_out);
+	return cuStreamIsCapturing(ptsz(hStream), captureStatus_out);
 }
 
 VGPU_API CUresult CUDAAPI cuStreamGetCaptureInfo(
 	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
 	cuuint64_t *id_out)
 {
-	return cuStreamIsCapturing(hStream, captureStatus_out);
+	return cuStreamIsCapturing(ptsz(hStream), captureStatus_out);
 }
 
 VGPU_API CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(
 	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
 	cuuint64_t *id_out)
 {
-	return cuStreamIsCapturing(hStream, captureStatus_out);
+	return cuStreamIsCapturing(ptsz(hStream), captureStatus_out);
 }

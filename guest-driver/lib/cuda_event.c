@@ -95,6 +95,7 @@ VGPU_API CUresult CUDAAPI cuEventDestroy(CUevent hEvent)
 VGPU_API CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
 {
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_EVENT_RECORD};
+	struct client_stream_use u;
 	struct client *c;
 	CUresult err = client_enter(&c);
 
@@ -102,10 +103,12 @@ VGPU_API CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream)
 		return err;
 	err = event_handle(c, hEvent, &sqe.handle);
 	if (err == CUDA_SUCCESS)
-		err = client_stream_handle(c, hStream, &sqe.stream);
+		err = client_stream_begin(c, hStream, 0, &u);
 	if (err != CUDA_SUCCESS)
 		return err;
-	return client_ring_submit_async(&c->ring, &sqe);
+	sqe.stream = u.handle;
+	return client_stream_end(c, &u,
+				 client_ring_submit_async(&c->ring, &sqe));
 }
 
 /* Event calls that wait for an answer: the op's status (NOT_READY
@@ -168,6 +171,7 @@ VGPU_API CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
 					    unsigned int Flags)
 {
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_STREAM_WAIT_EVENT};
+	struct client_stream_use u;
 	struct client *c;
 	CUresult err = client_enter(&c);
 
@@ -175,10 +179,12 @@ VGPU_API CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
 		return err;
 	if (Flags & ~(unsigned int)CU_EVENT_WAIT_EXTERNAL)
 		return CUDA_ERROR_INVALID_VALUE;
-	err = client_stream_handle(c, hStream, &sqe.stream);
+	err = event_handle(c, hEvent, &sqe.handle);
 	if (err == CUDA_SUCCESS)
-		err = event_handle(c, hEvent, &sqe.handle);
+		err = client_stream_begin(c, hStream, 0, &u);
 	if (err != CUDA_SUCCESS)
 		return err;
-	return client_ring_submit_async(&c->ring, &sqe);
+	sqe.stream = u.handle;
+	return client_stream_end(c, &u,
+				 client_ring_submit_async(&c->ring, &sqe));
 }

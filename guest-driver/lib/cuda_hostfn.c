@@ -316,21 +316,21 @@ static CUresult hostfn_sync(CUstream stream, const struct hostfn_item *it)
 
 static CUresult hostfn_launch(CUstream stream, const struct hostfn_item *tmpl)
 {
+	struct client_stream_use u;
 	struct hostfn_item *it;
 	struct client *c;
-	uint32_t h;
 	CUresult err = client_enter(&c);
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	err = client_stream_handle(c, stream, &h);
+	err = client_stream_begin(c, stream, 0, &u);
 	if (err != CUDA_SUCCESS)
 		return err;
 	it = malloc(sizeof(*it));
 	if (!it)
-		return CUDA_ERROR_OUT_OF_MEMORY;
+		return client_stream_end(c, &u, CUDA_ERROR_OUT_OF_MEMORY);
 	*it = *tmpl;
-	err = hostfn_enqueue(c, h, it);
+	err = client_stream_end(c, &u, hostfn_enqueue(c, u.handle, it));
 	if (err == CUDA_ERROR_NOT_SUPPORTED)
 		return hostfn_sync(stream, tmpl);
 	return err;

@@ -104,6 +104,7 @@ CUresult client_launch(CUfunction f, const uint32_t grid[3],
 {
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_LAUNCH};
 	struct client_push how = {.mode = CLIENT_SLOT_ASYNC};
+	struct client_stream_use u;
 	struct client_kernel *k;
 	struct client_ring *r;
 	struct client_obj *o;
@@ -119,9 +120,6 @@ CUresult client_launch(CUfunction f, const uint32_t grid[3],
 		return CUDA_ERROR_INVALID_HANDLE;
 	k = (struct client_kernel *)o;
 	r = &c->ring;
-	err = client_stream_handle(c, hStream, &sqe.stream);
-	if (err != CUDA_SUCCESS)
-		goto out;
 	if (!shape_ok(&c->info, grid, block)) {
 		err = CUDA_ERROR_INVALID_VALUE;
 		goto out;
@@ -162,6 +160,10 @@ CUresult client_launch(CUfunction f, const uint32_t grid[3],
 	if (cooperative)
 		sqe.a[3] |= VGPU_LAUNCH_COOPERATIVE;
 	bytes = k->layout.param_bytes;
+	err = client_stream_begin(c, hStream, 0, &u);
+	if (err != CUDA_SUCCESS)
+		goto out;
+	sqe.stream = u.handle;
 
 	client_ring_lock(r);
 	if (bytes) {
@@ -188,6 +190,7 @@ CUresult client_launch(CUfunction f, const uint32_t grid[3],
 	client_ring_flush(r);
 unlock:
 	client_ring_unlock(r);
+	err = client_stream_end(c, &u, err);
 out:
 	client_obj_put(&c->registry, o);
 	return err;

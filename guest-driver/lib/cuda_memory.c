@@ -350,9 +350,11 @@ static CUresult copy_dtoh(struct client *c, uint32_t s, void *dst, uint64_t src,
 }
 
 /* Entry check of the copies: context, stream, and a host pointer that
- * may only be NULL when nothing is copied. */
-static CUresult copy_enter(struct client **c, CUstream s, uint32_t *stream,
-			   const void *host, size_t n)
+ * may only be NULL when nothing is copied. On success the stream is in
+ * use until client_stream_end (stages: see client_stream_begin). */
+static CUresult copy_enter(struct client **c, CUstream s,
+			   struct client_stream_use *u, const void *host,
+			   size_t n, int stages)
 {
 	CUresult err = client_enter(c);
 
@@ -360,44 +362,49 @@ static CUresult copy_enter(struct client **c, CUstream s, uint32_t *stream,
 		return err;
 	if (!host && n)
 		return CUDA_ERROR_INVALID_VALUE;
-	return client_stream_handle(*c, s, stream);
+	return client_stream_begin(*c, s, stages, u);
 }
 
 VGPU_API CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dstDevice,
 				       const void *srcHost, size_t ByteCount)
 {
 	struct client *c;
-	uint32_t s;
-	CUresult err = copy_enter(&c, NULL, &s, srcHost, ByteCount);
+	struct client_stream_use u;
+	CUresult err = copy_enter(&c, NULL, &u, srcHost, ByteCount, 1);
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	return copy_htod(c, s, dstDevice, srcHost, ByteCount, 1);
+	return client_stream_end(
+		c, &u,
+		copy_htod(c, u.handle, dstDevice, srcHost, ByteCount, 1));
 }
 
 VGPU_API CUresult CUDAAPI cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice,
 				       size_t ByteCount)
 {
 	struct client *c;
-	uint32_t s;
-	CUresult err = copy_enter(&c, NULL, &s, dstHost, ByteCount);
+	struct client_stream_use u;
+	CUresult err = copy_enter(&c, NULL, &u, dstHost, ByteCount, 0);
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	return copy_dtoh(c, s, dstHost, srcDevice, ByteCount, 1);
+	return client_stream_end(
+		c, &u,
+		copy_dtoh(c, u.handle, dstHost, srcDevice, ByteCount, 1));
 }
 
 VGPU_API CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dstDevice,
 				       CUdeviceptr srcDevice, size_t ByteCount)
 {
 	struct client *c;
-	uint32_t s;
-	CUresult err = copy_enter(&c, NULL, &s, "", 0);
+	struct client_stream_use u;
+	CUresult err = copy_enter(&c, NULL, &u, "", 0, 0);
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	return client_copy_dtod(&c->ring, s, dstDevice, srcDevice, ByteCount,
-				1);
+	return client_stream_end(c, &u,
+				 client_copy_dtod(&c->ring, u.handle, dstDevice,
+						  srcDevice, ByteCount, 1));
 }
 
 VGPU_API CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dstDevice,
@@ -405,12 +412,14 @@ VGPU_API CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dstDevice,
 					    size_t ByteCount, CUstream hStream)
 {
 	struct client *c;
-	uint32_t s;
-	CUresult err = copy_enter(&c, hStream, &s, srcHost, ByteCount);
+	struct client_stream_use u;
+	CUresult err = copy_enter(&c, hStream, &u, srcHost, ByteCount, 1);
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	return copy_htod(c, s, dstDevice, srcHost, ByteCount, 0);
+	return client_stream_end(
+		c, &u,
+		copy_htod(c, u.handle, dstDevice, srcHost, ByteCount, 0));
 }
 
 VGPU_API CUresult CUDAAPI cuMemcpyDtoHAsync(void *dstHost,
@@ -418,12 +427,14 @@ VGPU_API CUresult CUDAAPI cuMemcpyDtoHAsync(void *dstHost,
 					    size_t ByteCount, CUstream hStream)
 {
 	struct client *c;
-	uint32_t s;
-	CUresult err = copy_enter(&c, hStream, &s, dstHost, ByteCount);
+	struct client_stream_use u;
+	CUresult err = copy_enter(&c, hStream, &u, dstHost, ByteCount, 0);
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	return copy_dtoh(c, s, dstHost, srcDevice, ByteCount, 0);
+	return client_stream_end(
+		c, &u,
+		copy_dtoh(c, u.handle, dstHost, srcDevice, ByteCount, 0));
 }
 
 VGPU_API CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dstDevice,
@@ -431,27 +442,23 @@ VGPU_API CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dstDevice,
 					    size_t ByteCount, CUstream hStream)
 {
 	struct client *c;
-	uint32_t s;
-	CUresult err = copy_enter(&c, hStream, &s, "", 0);
+	struct client_stream_use u;
+	CUresult err = copy_enter(&c, hStream, &u, "", 0, 0);
 
 	if (err != CUDA_SUCCESS)
 		return err;
-	return client_copy_dtod(&c->ring, s, dstDevice, srcDevice, ByteCount,
-				0);
+	return client_stream_end(c, &u,
+				 client_copy_dtod(&c->ring, u.handle, dstDevice,
+						  srcDevice, ByteCount, 0));
 }
 
 /* Unified copy: each side is device memory when it lies in one of this
- * process's allocations, host memory otherwise. */
-static CUresult copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n,
-			     CUstream hStream, int sync)
+ * process's allocations, host memory otherwise. On stream s (in use). */
+static CUresult copy_unified_on(struct client *c, uint32_t s, CUdeviceptr dst,
+				CUdeviceptr src, size_t n, int sync)
 {
-	struct client *c;
-	uint32_t s;
-	CUresult err = copy_enter(&c, hStream, &s, "", 0);
 	int ddev, sdev;
 
-	if (err != CUDA_SUCCESS)
-		return err;
 	if (n == 0)
 		return CUDA_SUCCESS;
 	if (!dst || !src)
@@ -475,6 +482,20 @@ static CUresult copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n,
 	return CUDA_SUCCESS;
 }
 
+static CUresult copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n,
+			     CUstream hStream, int sync)
+{
+	struct client_stream_use u;
+	struct client *c;
+	/* staging counted in: which side is the host's is known later */
+	CUresult err = copy_enter(&c, hStream, &u, "", 0, n != 0);
+
+	if (err != CUDA_SUCCESS)
+		return err;
+	return client_stream_end(
+		c, &u, copy_unified_on(c, u.handle, dst, src, n, sync));
+}
+
 VGPU_API CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src,
 				   size_t ByteCount)
 {
@@ -492,15 +513,17 @@ VGPU_API CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src,
 static CUresult memset_common(CUdeviceptr dst, uint32_t value, uint32_t elem,
 			      size_t n, CUstream hStream, int sync)
 {
+	struct client_stream_use u;
 	struct client *c;
-	uint32_t s;
-	CUresult err = copy_enter(&c, hStream, &s, "", 0);
+	CUresult err = copy_enter(&c, hStream, &u, "", 0, 0);
 
 	if (err != CUDA_SUCCESS)
 		return err;
 	if (dst % elem)
-		return CUDA_ERROR_INVALID_VALUE;
-	return client_memset(&c->ring, s, dst, value, elem, n, sync);
+		return client_stream_end(c, &u, CUDA_ERROR_INVALID_VALUE);
+	return client_stream_end(
+		c, &u,
+		client_memset(&c->ring, u.handle, dst, value, elem, n, sync));
 }
 
 VGPU_API CUresult CUDAAPI cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc,

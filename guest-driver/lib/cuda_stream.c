@@ -2,8 +2,10 @@
 /*
  * Streams. A CUstream is the address of a registered struct holding the
  * worker's stream handle; NULL, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD
- * all name the worker's default stream (handle 0). Stream flags are
- * accepted and kept but the worker orders streams by itself.
+ * all name the worker's default stream (handle 0). The worker's streams
+ * never wait for each other by themselves: the legacy default stream's
+ * waits on blocking streams, and theirs on it, are the library's
+ * (client_order.c), from the flags a stream was created with.
  */
 #include <stdlib.h>
 
@@ -16,7 +18,8 @@ struct client_stream {
 	struct client_obj obj;
 	uint32_t handle;
 	unsigned int flags;
-	unsigned long long id; /* cuStreamGetId */
+	unsigned long long id;		  /* cuStreamGetId */
+	struct client_order_stream order; /* blocking streams only */
 };
 
 /*
@@ -59,6 +62,53 @@ CUresult client_stream_handle(struct client *c, CUstream s, uint32_t *h)
 	return stream_find(c, s, h, NULL);
 }
 
+static int stream_blocking(const struct client_stream *st)
+{
+	return !(st->flags & CU_STREAM_NON_BLOCKING);
+}
+
+CUresult client_stream_begin(struct client *c, CUstream s, int stages,
+			     struct client_stream_use *u)
+{
+	struct client_stream *st;
+	CUresult err;
+
+	*u = (struct client_stream_use){0};
+	if (!s || s == CU_STREAM_LEGACY) {
+		u->legacy = 1;
+		return client_order_legacy(c, stages);
+	}
+	if (s == CU_STREAM_PER_THREAD)
+		return CUDA_SUCCESS; /* the legacy stream's own: ordered */
+	u->obj = client_registry_get(&c->registry, s, CLIENT_OBJ_STREAM);
+	if (!u->obj)
+		return CUDA_ERROR_INVALID_HANDLE;
+	st = (struct client_stream *)u->obj;
+	u->handle = st->handle;
+	if (!stream_blocking(st))
+		return CUDA_SUCCESS;
+	u->order = &st->order;
+	err = client_order_blocking(c, u->order, stages);
+	if (err != CUDA_SUCCESS) {
+		client_obj_put(&c->registry, u->obj);
+		u->obj = NULL;
+	}
+	return err;
+}
+
+CUresult client_stream_end(struct client *c, struct client_stream_use *u,
+			   CUresult err)
+{
+	/* noted even after a failure: a wait too many costs little */
+	if (u->legacy)
+		client_order_legacy_done(&c->order);
+	else if (u->order)
+		client_order_blocking_done(&c->order, u->order);
+	if (u->obj)
+		client_obj_put(&c->registry, u->obj);
+	return err;
+}
+
 VGPU_API CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
 	struct vgpu_sqe sqe = {.opcode = VGPU_OP_STREAM_CREATE};
@@ -86,7 +136,12 @@ VGPU_API CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
 	st->handle = (uint32_t)cqe.r[0];
 	st->flags = Flags;
 	st->id = __atomic_add_fetch(&stream_last_id, 1, __ATOMIC_RELAXED);
+	st->order.handle = st->handle;
+	if (stream_blocking(st))
+		client_order_add(c, &st->order);
 	if (client_registry_add(&c->registry, &st->obj)) {
+		if (stream_blocking(st))
+			client_order_remove(c, &st->order);
 		sqe = (struct vgpu_sqe){.opcode = VGPU_OP_STREAM_DESTROY,
 					.handle = st->handle};
 		client_ring_call(&c->ring, &sqe, NULL);
@@ -95,6 +150,16 @@ VGPU_API CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
 	}
 	*phStream = (CUstream)st;
 	return CUDA_SUCCESS;
+}
+
+/* Every stream has priority 0 (cuStreamGetPriority): a priority asked
+ * for is clamped into that range, as CUDA clamps one outside its own. */
+VGPU_API CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream,
+						     unsigned int flags,
+						     int priority)
+{
+	(void)priority;
+	return cuStreamCreate(phStream, flags);
 }
 
 VGPU_API CUresult CUDAAPI cuStreamDestroy(CUstream hStream)
@@ -111,6 +176,8 @@ VGPU_API CUresult CUDAAPI cuStreamDestroy(CUstream hStream)
 	if (!o)
 		return CUDA_ERROR_INVALID_HANDLE;
 	sqe.handle = ((struct client_stream *)o)->handle;
+	if (stream_blocking((struct client_stream *)o))
+		client_order_remove(c, &((struct client_stream *)o)->order);
 	mark = client_pool_mark();
 	err = client_ring_call(&c->ring, &sqe, NULL);
 	if (err == CUDA_SUCCESS) /* the worker waited for its work */

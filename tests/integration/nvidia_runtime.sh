@@ -70,6 +70,8 @@ for kind in static shared; do
 		nv a "$d/launch_ex_rt"
 	tap_run "$kind: mempool_rt (cudaMallocAsync/cudaFreeAsync, pools, trim)" \
 		nv a "$d/mempool_rt"
+	tap_run "$kind: legacy_stream_rt (stream 0 and blocking streams wait for each other)" \
+		nv a "$d/legacy_stream_rt"
 	tap_run "$kind: memory_2d_rt (cudaMallocPitch, 2D copies and fills)" \
 		nv a "$d/memory_2d_rt"
 	tap_run "$kind: small_calls_rt (attributes, hints, flags, entry points)" \

@@ -57,6 +57,8 @@ tap_run "device_reset_rt: cudaDeviceReset frees everything, kernels load again" 
 	client small "$(rt device_reset_rt)"
 tap_run "mempool_rt: cudaMallocAsync/cudaFreeAsync on two streams, pools, trim" \
 	client a "$(rt mempool_rt)"
+tap_run "legacy_stream_rt: stream 0 and blocking streams wait for each other" \
+	client a "$(rt legacy_stream_rt)"
 
 # unsupported calls: cudaErrorNotSupported and one line on stderr naming
 # each call (once, however often it is called)
