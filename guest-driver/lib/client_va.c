@@ -17,7 +17,14 @@
  *
  * Under an address-space limit (ulimit -v) nothing is reserved either:
  * the reservations count against it, and the program's own allocations
- * would fail; cuInit says so.
+ * would fail; cuInit says so. Each device allocation is then checked
+ * against the process's memory at that moment instead, and one that
+ * overlaps it is refused as below. What the check cannot stop is host
+ * memory placed later: with the default layout, mappings grow down from
+ * below the stack, and the limit keeps them tens of TiB above the
+ * windows; under `ulimit -s unlimited` as well they grow up from a third
+ * of the address space, inside the windows, and may land on device
+ * memory (cuInit's note names that case).
  *
  * A window the load could not reserve (something was there first: a
  * `ulimit -s unlimited` process's libraries, placed bottom-up from a
@@ -61,7 +68,10 @@ static struct {
 	char what[160];
 } client_va_foreign[CLIENT_VA_FOREIGN_MAX];
 static unsigned int client_va_nforeign;
-static int client_va_off; /* valgrind, ulimit -v: nothing reserved */
+/* nothing reserved: under valgrind, or under ulimit -v (then each
+ * allocation is checked, client_va_check) */
+enum { CLIENT_VA_ON, CLIENT_VA_OFF_VALGRIND, CLIENT_VA_OFF_LIMIT };
+static int client_va_off;
 
 static int client_va_under_valgrind(void)
 {
@@ -79,15 +89,20 @@ __attribute__((constructor)) static void client_va_reserve(void)
 	struct rlimit as;
 
 	if (client_va_under_valgrind()) {
-		client_va_off = 1;
+		client_va_off = CLIENT_VA_OFF_VALGRIND;
 		return;
 	}
 	if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
-		client_va_off = 1;
-		snprintf(client_va_note, sizeof(client_va_note),
-			 "vgpu: an address-space limit is set (ulimit -v): "
-			 "the vGPU VA windows are not reserved, so host "
-			 "memory can alias device pointers");
+		client_va_off = CLIENT_VA_OFF_LIMIT;
+		if (getrlimit(RLIMIT_STACK, &as) == 0 &&
+		    as.rlim_cur == RLIM_INFINITY)
+			snprintf(client_va_note, sizeof(client_va_note),
+				 "vgpu: an address-space limit is set "
+				 "(ulimit -v) with an unlimited stack "
+				 "(ulimit -s unlimited): the vGPU VA windows "
+				 "are not reserved, and host memory mapped "
+				 "after a device allocation may alias its "
+				 "device pointers");
 		return;
 	}
 	for (i = 0; i < VGPU_VA_WINDOWS; i++) {
@@ -176,14 +191,57 @@ static void client_va_claim_window(uint64_t i)
 	fclose(f);
 }
 
+/*
+ * Under ulimit -v: whether [ptr, end) overlaps the process's memory now
+ * (anything but an inaccessible anonymous mapping); -1 with why if so.
+ */
+static int client_va_check(uint64_t ptr, uint64_t end, char *why, size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long long lo, hi;
+	char perms[8], *line = NULL;
+	size_t cap = 0, n;
+	int pos, rc = 0;
+
+	if (!f)
+		return 0;
+	while (getline(&line, &cap, f) > 0) {
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s%n", &lo, &hi, perms,
+			   &pos) < 3 ||
+		    hi <= ptr || lo >= end)
+			continue;
+		while (line[pos] == ' ')
+			pos++;
+		if (!strcmp(perms, "---p") && line[pos] == '\n')
+			continue;
+		for (n = strlen(line);
+		     n && isspace((unsigned char)line[n - 1]);)
+			line[--n] = '\0';
+		snprintf(why, len,
+			 "device memory at 0x%" PRIx64 "-0x%" PRIx64
+			 " would share its addresses with this process's own "
+			 "memory there (%s): under an address-space limit "
+			 "(ulimit -v) the vGPU's VA window is not reserved",
+			 ptr, end, line);
+		rc = -1;
+		break;
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
 int client_va_claim(uint64_t ptr, uint64_t bytes, char *why, size_t len)
 {
 	uint64_t i, end = ptr + bytes;
 	unsigned int k;
 	int rc = 0;
 
-	if (ptr < VGPU_VA_FIRST || ptr >= VGPU_VA_END || client_va_off)
+	if (ptr < VGPU_VA_FIRST || ptr >= VGPU_VA_END ||
+	    client_va_off == CLIENT_VA_OFF_VALGRIND)
 		return 0;
+	if (client_va_off == CLIENT_VA_OFF_LIMIT)
+		return client_va_check(ptr, end, why, len);
 	i = (ptr - VGPU_VA_FIRST) / VGPU_VA_WINDOW;
 	if (client_va_mask & (1ull << i))
 		return 0; /* reserved whole at load */

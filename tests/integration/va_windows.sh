@@ -171,6 +171,15 @@ tap_expect "an allocation that would overlap the process's own memory in its win
 	client c python3 "$TEST_TMP/own_window.py" "$c_base"
 tap_expect "... with CUDA_ERROR_OPERATING_SYSTEM" 0 '^cuMemAlloc: 304 ' \
 	cat "$TAP_LOG"
+# Under an address-space limit nothing can be reserved (it would count
+# against the limit): each allocation is checked against the process's
+# memory instead, and the same overlap is refused, saying why.
+tap_expect "under ulimit -v, an allocation that would overlap the process's own memory is refused, saying why" \
+	0 "cuMemAlloc refused: device memory at $c_base-0x[0-9a-f]+ would share its addresses with this process's own memory there \\(${c_base#0x}-.*\\(ulimit -v\\)" \
+	client c bash -c 'ulimit -v 16000000 && exec python3 "$@"' _ \
+	"$TEST_TMP/own_window.py" "$c_base"
+tap_expect "... with CUDA_ERROR_OPERATING_SYSTEM" 0 '^cuMemAlloc: 304 ' \
+	cat "$TAP_LOG"
 far=$(printf '0x%x' $((c_base + (512 << 30))))
 tap_expect "an allocation beside it is made, and the window's gaps are then reserved: no host memory lands on it" \
 	0 "^host mmap on the device pointer: refused" \
