@@ -431,8 +431,8 @@ fi
 # async launch rate): scripts/wd-bench.sh, rt_launch on a vGPU with a 10 s
 # limit and on one without, alternated, medians of nine runs each
 say "== kernel time limit: the async launch rate with the watchdog (10 s) and"
-say "   without (0), same run, nine runs each, alternated (scripts/wd-bench.sh)"
-BUILD=$BUILD OUT= scripts/wd-bench.sh 9 >"$LOG/wd-bench.log" 2>&1 ||
+say "   without (0), same run, eleven runs each, alternated, paired (scripts/wd-bench.sh)"
+BUILD=$BUILD OUT= scripts/wd-bench.sh 11 >"$LOG/wd-bench.log" 2>&1 ||
 	bad "watchdog bench: $(tail -2 "$LOG/wd-bench.log" | tr '\n' ' ')"
 cp -r "$BUILD/wd-bench" "$LOG/" 2>/dev/null
 wline=$(grep '^RESULT name=watchdog_cost' "$LOG/wd-bench.log")

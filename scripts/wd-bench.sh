@@ -11,7 +11,8 @@
 # each (default 5), alternated; the median of each vGPU's runs (each run's
 # own figure a median of 5). Then bench/marker_cost: what a marker costs
 # natively, next to a plain launch. Prints RESULT lines and, last,
-#   RESULT name=watchdog_cost ratio=R ... (R: wd10's rate over wd0's)
+#   RESULT name=watchdog_cost ratio=R ... (R: the median over the reps of
+#   wd10's rate over wd0's in that rep; ratio_of_medians: the old figure)
 # Logs under $BUILD/wd-bench (packed into $OUT when the device tool runs
 # it). Called by scripts/gpu-check.sh.
 set -uo pipefail
@@ -73,6 +74,18 @@ runs() { # VGPU: every run's async rate, in order of size
 	sed -n "s/^RESULT vgpu=$1 name=launch_async_rate value=\([^ ]*\) .*/\1/p" \
 		"$LOG/results" | sort -g | tr '\n' ' '
 }
+# each rep's own ratio (its wd10 run beside its wd0 run, one right after
+# the other): drift between reps (the runs of one vGPU spread by 20 % and
+# more) cancels within a pair; the median of the pairs is the figure
+pairs() {
+	for rep in $(seq "$REPS"); do
+		a=$(sed -n "s/^RESULT name=launch_async_rate value=\([^ ]*\) .*/\1/p" "$LOG/wd10.$rep.log")
+		b=$(sed -n "s/^RESULT name=launch_async_rate value=\([^ ]*\) .*/\1/p" "$LOG/wd0.$rep.log")
+		[ -n "$a" ] && [ -n "$b" ] && awk -v a="$a" -v b="$b" 'BEGIN{if (b > 0) printf "%.4f\n", a / b}'
+	done | sort -g
+}
+pr=$(pairs | tr '\n' ' ')
+pratio=$(pairs | awk '{v[NR] = $1} END {if (NR) printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
 r10=$(median wd10 launch_async_rate)
 r0=$(median wd0 launch_async_rate)
 t10=$(median wd10 launch_sync_rtt)
@@ -86,6 +99,6 @@ LD_LIBRARY_PATH=$CUDA_HOME/lib64 timeout -k 5 300 \
 	{ echo "wd-bench: marker_cost: $(tail -2 "$LOG/marker_cost.log")" >&2; status=1; }
 grep '^RESULT' "$LOG/marker_cost.log"
 
-echo "RESULT name=watchdog_runs wd0=[$(runs wd0)] wd10=[$(runs wd10)] grouped_log_lines=$grouped"
-echo "RESULT name=watchdog_cost ratio=${ratio:-?} rate_wd10=$r10 rate_wd0=$r0 sync_rtt_wd10=$t10 sync_rtt_wd0=$t0 sync_time_ratio=${tratio:-?} reps=$REPS"
+echo "RESULT name=watchdog_runs wd0=[$(runs wd0)] wd10=[$(runs wd10)] pairs=[$pr] grouped_log_lines=$grouped"
+echo "RESULT name=watchdog_cost ratio=${pratio:-?} ratio_of_medians=${ratio:-?} rate_wd10=$r10 rate_wd0=$r0 sync_rtt_wd10=$t10 sync_rtt_wd0=$t0 sync_time_ratio=${tratio:-?} reps=$REPS"
 exit $status
