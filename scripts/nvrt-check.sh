@@ -5,8 +5,10 @@
 # runs it; it also runs alone). NVIDIA's own CUDA runtime on our
 # libcuda.so.1 (issue 17): every tests/runtime program built with nvcc's
 # default (static runtime) and with -cudart shared against the toolkit's
-# libcudart.so.13, and the tests/libs programs (cuBLAS, cuFFT, cuRAND:
-# handles, then an SGEMM, an FFT and random numbers checked), on a vGPU of a vgpud on the cuda backend, with only our
+# libcudart.so.13, and the tests/libs programs (cuBLAS and cuBLASLt,
+# cuFFT, cuRAND, cuSPARSE, cuSOLVER, cuDNN: handles, then what they
+# compute, checked against the CPU), on a vGPU of a vgpud on the cuda
+# backend, with only our
 # driver library on the library path; then PyTorch's first tensor. Prints
 # one line per program: "nvrt KIND NAME: runs|FAILS (last line)", and
 # exits 1 when a program that runs on the simulator (nvidia_runtime.sh)
