@@ -93,8 +93,8 @@ programs_on() { # vgpu...: the CI programs on each vGPU, all vGPUs at once
 			run_prog "$v" mempool "$PROGS/mempool"
 			# a cooperative kernel at the slice's bound (grid.sync)
 			# and one block more refused
-			case $v in a) sms=16 ;; b) sms=32 ;; c) sms=8 ;; d) sms=64 ;; esac
-			run_prog "$v" coop_bound "$BUILD/tests/runtime/coop_bound_rt" "$sms"
+			case $v in a) sms=16 ;; b) sms=32 ;; c) sms=8 ;; d) sms=64 ;; *) sms= ;; esac
+			run_prog "$v" coop_bound "$BUILD/tests/runtime/coop_bound_rt" $sms
 		) >"$LOG/programs.$v.out" 2>&1 &
 		pids+=($!)
 	done

@@ -15,7 +15,8 @@ start_vgpud() { # [vgpud options...]: a fresh run directory
 }
 
 restart_vgpud() { # [vgpud options...]: the same run directory (and state)
-	"$BIN/vgpud" --run-dir "$RUN" --backend cuda --worker-user vgpu "$@" \
+	# VGPUD_WRAP: a command vgpud runs under (wd-bench's taskset)
+	${VGPUD_WRAP:-} "$BIN/vgpud" --run-dir "$RUN" --backend cuda --worker-user vgpu "$@" \
 		>>"$LOG/vgpud.log" 2>&1 &
 	VGPUD_PID=$!
 	for _ in $(seq 300); do

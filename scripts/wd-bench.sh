@@ -36,10 +36,19 @@ pack_logs() {
 }
 trap 'stop_vgpud; pack_logs' EXIT
 admin() { timeout 90 "$BIN/vgpu-admin" --run-dir "$RUN" "$@"; }
+# WD_PIN=1: vgpud (and so its workers) on the first half of the CPUs, the
+# clients on the second, to see how much of the spread is placement
+CLIENT_WRAP=
+if [ "${WD_PIN:-0}" = 1 ]; then
+	half=$(($(nproc) / 2))
+	export VGPUD_WRAP="taskset -c 0-$((half - 1))"
+	CLIENT_WRAP="taskset -c $half-$(($(nproc) - 1))"
+	echo "wd-bench: vgpud on CPUs 0-$((half - 1)), clients on $half-$(($(nproc) - 1))"
+fi
 on() {
 	VGPU=$1 VGPU_SOCKET=$RUN/client.sock \
 		LD_LIBRARY_PATH=$BUILD/lib/vgpu:$CUDA_HOME/lib64 \
-		timeout -k 5 120 "${@:2}"
+		timeout -k 5 120 $CLIENT_WRAP "${@:2}"
 }
 
 status=0
