@@ -48,6 +48,7 @@ unit-tests:
 
 include host-daemon/host-daemon.mk
 include guest-driver/guest-driver.mk
+include guest-driver/nvml/nvml.mk
 include vgpu-run/vgpu-run.mk
 include kernels/kernels.mk
 include tests/tests.mk
