@@ -91,6 +91,8 @@ programs_on() { # vgpu...: the CI programs on each vGPU, all vGPUs at once
 			run_prog "$v" driver_entries "$PROGS/driver_entries"
 			run_prog "$v" mapped_host "$PROGS/mapped_host"
 			run_prog "$v" mempool "$PROGS/mempool"
+			# our libnvidia-ml.so.1 answering for the vGPU
+			run_prog "$v" nvml_query env LD_LIBRARY_PATH="$BUILD/lib/nvml:$BUILD/lib:${CUDA_HOME:-/usr/local/cuda}/lib64" "$PROGS/nvml_query" --lib "$BUILD/lib/nvml" --cc 9.0
 			# a cooperative kernel at the slice's bound (grid.sync)
 			# and one block more refused
 			case $v in a) sms=16 ;; b) sms=32 ;; c) sms=8 ;; d) sms=64 ;; *) sms= ;; esac
@@ -141,6 +143,17 @@ if [ $BENCH_ONLY = 0 ]; then
 	done
 	run_prog rt vector_add_rt_after_the_fault \
 		"$BUILD/tests/runtime/vector_add_rt"
+	# pynvml (nvidia-ml-py, as tools use it) over our libnvidia-ml.so.1
+	run_prog rt pynvml env LD_LIBRARY_PATH="$BUILD/lib/nvml:$BUILD/lib:${CUDA_HOME:-/usr/local/cuda}/lib64" python3 -c '
+import pynvml
+pynvml.nvmlInit()
+n = pynvml.nvmlDeviceGetCount()
+h = pynvml.nvmlDeviceGetHandleByIndex(0)
+m = pynvml.nvmlDeviceGetMemoryInfo(h)
+assert n == 1 and m.total == 8 << 30 and m.used + m.free == m.total, (n, m.total)
+print("pynvml:", n, pynvml.nvmlDeviceGetName(h), pynvml.nvmlDeviceGetUUID(h),
+      pynvml.nvmlDeviceGetCudaComputeCapability(h), m.total, m.used)
+pynvml.nvmlShutdown()'
 	stop_vgpud
 
 	say "== NVIDIA's runtime (static and shared) on our driver (issue 17)"
