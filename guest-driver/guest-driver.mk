@@ -48,6 +48,7 @@ CLIENT_LIB_SRCS := \
 	guest-driver/lib/cuda_proc.c \
 	guest-driver/lib/cuda_reset.c \
 	guest-driver/lib/cuda_stream.c \
+	guest-driver/lib/cuda_tensor_map.c \
 	guest-driver/lib/cuda_unsupported.c
 
 CLIENT_LIB_HAND_OBJS := $(CLIENT_LIB_SRCS:%.c=$(BUILD)/obj/%.o)

@@ -160,6 +160,10 @@ struct backend_ops {
 	 * cluster that can be (q->query). */
 	int (*kernel_clusters)(struct backend *b, struct backend_kernel *k,
 			       const struct backend_cluster_query *q, int *out);
+	/* Optional (NULL: NOT_SUPPORTED). A tensor map encoded as the
+	 * request says (its kind and rank checked): 128 bytes into map. */
+	int (*tensor_map)(struct backend *b, const struct vgpu_tensor_map *req,
+			  uint8_t *map);
 	/* cluster: the thread-block cluster shape, or NULL (none); the
 	 * worker checked its edges, size and that the grid is a multiple */
 	int (*launch)(struct backend *b, struct backend_kernel *k,

@@ -1474,6 +1474,63 @@ out:
 	return rc;
 }
 
+/* ---- tensor maps ------------------------------------------------------ */
+
+_Static_assert(sizeof(CUtensorMap) == VGPU_TENSOR_MAP_BYTES,
+	       "a tensor map is 128 bytes");
+
+/* The driver's own encoding: host-side, no context needed. */
+static int cuda_tensor_map(struct backend *b, const struct vgpu_tensor_map *t,
+			   uint8_t *map)
+{
+	CUtensorMap m;
+	void *addr = (void *)(uintptr_t)t->global_address;
+	CUresult rc = CUDA_ERROR_INVALID_VALUE;
+
+	switch (t->kind) {
+	case VGPU_TENSOR_MAP_TILED:
+		rc = b->cu.cuTensorMapEncodeTiled(
+			&m, (CUtensorMapDataType)t->data_type, t->rank, addr,
+			t->global_dim, t->global_strides, t->box_dim,
+			t->element_strides,
+			(CUtensorMapInterleave)t->interleave,
+			(CUtensorMapSwizzle)t->swizzle,
+			(CUtensorMapL2promotion)t->l2_promotion,
+			(CUtensorMapFloatOOBfill)t->oob_fill);
+		break;
+	case VGPU_TENSOR_MAP_IM2COL:
+		rc = b->cu.cuTensorMapEncodeIm2col(
+			&m, (CUtensorMapDataType)t->data_type, t->rank, addr,
+			t->global_dim, t->global_strides, t->lower_corner,
+			t->upper_corner, t->channels_per_pixel,
+			t->pixels_per_column, t->element_strides,
+			(CUtensorMapInterleave)t->interleave,
+			(CUtensorMapSwizzle)t->swizzle,
+			(CUtensorMapL2promotion)t->l2_promotion,
+			(CUtensorMapFloatOOBfill)t->oob_fill);
+		break;
+	case VGPU_TENSOR_MAP_IM2COL_WIDE:
+		rc = b->cu.cuTensorMapEncodeIm2colWide(
+			&m, (CUtensorMapDataType)t->data_type, t->rank, addr,
+			t->global_dim, t->global_strides, t->lower_corner[0],
+			t->upper_corner[0], t->channels_per_pixel,
+			t->pixels_per_column, t->element_strides,
+			(CUtensorMapInterleave)t->interleave,
+			(CUtensorMapIm2ColWideMode)t->wide_mode,
+			(CUtensorMapSwizzle)t->swizzle,
+			(CUtensorMapL2promotion)t->l2_promotion,
+			(CUtensorMapFloatOOBfill)t->oob_fill);
+		break;
+	case VGPU_TENSOR_MAP_REPLACE_ADDRESS:
+		memcpy(&m, t->map, sizeof(m));
+		rc = b->cu.cuTensorMapReplaceAddress(&m, addr);
+		break;
+	}
+	if (rc == CUDA_SUCCESS)
+		memcpy(map, &m, sizeof(m));
+	return rc;
+}
+
 /* ---- kernel attributes (the device's, not the slice's: per SM) ---------- */
 
 static int cuda_kernel_get_attribute(struct backend *b,
@@ -2255,6 +2312,7 @@ const struct backend_ops backend_cuda_ops = {
 	.library_get_global = cuda_library_get_global,
 	.launch = cuda_launch,
 	.launch_marked = cuda_launch_marked,
+	.tensor_map = cuda_tensor_map,
 	.launch_cooperative = cuda_launch_cooperative,
 	.stream_create = cuda_stream_create,
 	.stream_destroy = cuda_stream_destroy,

@@ -1087,6 +1087,41 @@ static int sim_kernel_clusters(struct backend *b, struct backend_kernel *k,
 }
 
 /* The simulator's limits only answer what was set: its twins use none. */
+/*
+ * Tensor maps: the simulator runs no kernel that reads one (no TMA), so
+ * its encoding is its own: the address, rank, data type and the global
+ * dimensions, in that order. It checks what the driver checks first: a
+ * known data type, the rank, a 16-byte aligned address, dimensions of
+ * at least 1 and boxes of 1 to 256.
+ */
+static int sim_tensor_map(struct backend *b, const struct vgpu_tensor_map *t,
+			  uint8_t *map)
+{
+	uint32_t i;
+
+	(void)b;
+	if (t->global_address % 16)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (t->kind == VGPU_TENSOR_MAP_REPLACE_ADDRESS) {
+		memcpy(map, t->map, VGPU_TENSOR_MAP_BYTES);
+		memcpy(map, &t->global_address, sizeof(t->global_address));
+		return CUDA_SUCCESS;
+	}
+	if (t->data_type > CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < t->rank; i++)
+		if (!t->global_dim[i] ||
+		    (t->kind == VGPU_TENSOR_MAP_TILED &&
+		     (!t->box_dim[i] || t->box_dim[i] > 256)))
+			return CUDA_ERROR_INVALID_VALUE;
+	memset(map, 0, VGPU_TENSOR_MAP_BYTES);
+	memcpy(map, &t->global_address, 8);
+	memcpy(map + 8, &t->rank, 4);
+	memcpy(map + 12, &t->data_type, 4);
+	memcpy(map + 16, t->global_dim, t->rank * 8);
+	return CUDA_SUCCESS;
+}
+
 static int sim_ctx_limit(struct backend *b, int limit, int set, uint64_t value,
 			 uint64_t *out)
 {
@@ -1591,6 +1626,7 @@ const struct backend_ops backend_sim_ops = {
 	.kernel_set_attribute = sim_kernel_set_attribute,
 	.kernel_clusters = sim_kernel_clusters,
 	.ctx_limit = sim_ctx_limit,
+	.tensor_map = sim_tensor_map,
 	.library_kernel_name = sim_library_kernel_name,
 	.kernel_occupancy = sim_kernel_occupancy,
 	.stream_write_host = sim_stream_write_host,

@@ -67,6 +67,10 @@
 	X(cuKernelGetParamInfo, "cuKernelGetParamInfo")                        \
 	X(cuLaunchKernel, "cuLaunchKernel")                                    \
 	X(cuLaunchKernelEx, "cuLaunchKernelEx")                                \
+	X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled")                    \
+	X(cuTensorMapEncodeIm2col, "cuTensorMapEncodeIm2col")                  \
+	X(cuTensorMapEncodeIm2colWide, "cuTensorMapEncodeIm2colWide")          \
+	X(cuTensorMapReplaceAddress, "cuTensorMapReplaceAddress")              \
 	X(cuKernelGetAttribute, "cuKernelGetAttribute")                        \
 	X(cuKernelSetAttribute, "cuKernelSetAttribute")                        \
 	X(cuKernelGetFunction, "cuKernelGetFunction")                          \

@@ -194,7 +194,7 @@ struct worker_op {
 	union {
 		uint64_t bytes; /* MEM_ALLOC, LIBRARY_LOAD, REGION_CREATE */
 		uint64_t ptr;	/* MEM_FREE */
-		uint8_t *out;	/* GET_DEVICE_INFO */
+		uint8_t *out;	/* GET_DEVICE_INFO, TENSOR_MAP */
 		uint32_t event_flags;	      /* EVENT_CREATE */
 		struct worker_event *event;   /* EVENT_*, STREAM_WAIT_EVENT */
 		struct worker_library *lib;   /* LIBRARY_UNLOAD, _GET_GLOBAL
@@ -308,6 +308,14 @@ int worker_mem_unmap(void *ctx, uint64_t va, uint64_t len);
 int worker_gate_init(struct worker *w);
 void worker_gate_fini(struct worker *w);
 /* STREAM_GATE's checks (a0 = gate offset, a1 = sequence). CUresult. */
+/* VGPU_OP_TENSOR_MAP (worker_tensor_map.c): the request's place is
+ * op->out; exec copies it, has the backend encode it, writes the map. */
+int worker_tensor_map_validate(struct worker_session *s,
+			       const struct vgpu_sqe *q, struct worker_op *op,
+			       const char **why);
+int worker_tensor_map_exec(struct worker_session *s,
+			   const struct worker_op *op);
+
 int worker_gate_validate(struct worker_session *s, uint64_t off, uint64_t seq,
 			 const char **why);
 /* Take a slot for st's gates and check that seq is above the last one

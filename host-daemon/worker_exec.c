@@ -863,6 +863,8 @@ int worker_validate(struct worker_session *s, const struct vgpu_sqe *q,
 		return validate_kernel_name(s, q, op, why);
 	case VGPU_OP_CTX_LIMIT:
 		return validate_limit(s, q, op, why);
+	case VGPU_OP_TENSOR_MAP:
+		return worker_tensor_map_validate(s, q, op, why);
 
 	case VGPU_OP_STREAM_GATE:
 		op->stream = session_stream(s, q->stream);
@@ -1832,6 +1834,8 @@ int worker_execute(struct worker_session *s, const struct worker_op *op,
 		return exec_kernel_name(s, op, r);
 	case VGPU_OP_CTX_LIMIT:
 		return exec_limit(s, op, r);
+	case VGPU_OP_TENSOR_MAP:
+		return worker_tensor_map_exec(s, op);
 
 	case VGPU_OP_HOST_REGION_CREATE:
 		return exec_region_create(s, op->bytes, r);

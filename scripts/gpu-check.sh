@@ -91,6 +91,7 @@ programs_on() { # vgpu...: the CI programs on each vGPU, all vGPUs at once
 			run_prog "$v" driver_entries "$PROGS/driver_entries"
 			run_prog "$v" mapped_host "$PROGS/mapped_host"
 			run_prog "$v" mempool "$PROGS/mempool"
+			run_prog "$v" tensor_map "$PROGS/tensor_map"
 			# our libnvidia-ml.so.1 answering for the vGPU
 			run_prog "$v" nvml_query env LD_LIBRARY_PATH="$BUILD/lib/nvml:$BUILD/lib:${CUDA_HOME:-/usr/local/cuda}/lib64" "$PROGS/nvml_query" --lib "$BUILD/lib/nvml" --cc 9.0
 			# a cooperative kernel at the slice's bound (grid.sync)
@@ -143,6 +144,16 @@ if [ $BENCH_ONLY = 0 ]; then
 	done
 	run_prog rt vector_add_rt_after_the_fault \
 		"$BUILD/tests/runtime/vector_add_rt"
+	# a tensor map encoded through the vGPU has the bytes NVIDIA's driver
+	# gives natively for the same arguments
+	LD_LIBRARY_PATH=${CUDA_HOME:-/usr/local/cuda}/lib64 timeout 60 \
+		"$PROGS/tensor_map" >"$LOG/tensor_map.native.log" 2>&1
+	on rt "$PROGS/tensor_map" >"$LOG/tensor_map.rt.log" 2>&1
+	nmap=$(grep '^map: ' "$LOG/tensor_map.native.log")
+	vmap=$(grep '^map: ' "$LOG/tensor_map.rt.log")
+	[ -n "$nmap" ] && [ "$nmap" = "$vmap" ] &&
+		ok "tensor map: the vGPU's bytes are the native driver's" ||
+		bad "tensor map: native ${nmap:-none}, vGPU ${vmap:-none}"
 	# pynvml (nvidia-ml-py, as tools use it) over our libnvidia-ml.so.1
 	run_prog rt pynvml env LD_LIBRARY_PATH="$BUILD/lib/nvml:$BUILD/lib:${CUDA_HOME:-/usr/local/cuda}/lib64" python3 -c '
 import pynvml

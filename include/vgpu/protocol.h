@@ -36,10 +36,11 @@
 
 #define VGPU_PROTO_MAGIC	     0x55504756u /* "VGPU" little-endian */
 #define VGPU_PROTO_MAJOR	     1 /* incompatible changes bump this */
-#define VGPU_PROTO_MINOR	     6 /* compatible additions bump this */
+#define VGPU_PROTO_MINOR	     7 /* compatible additions bump this */
 #define VGPU_PROTO_MINOR_CLUSTERS    5 /* LAUNCH's cluster shape */
 #define VGPU_PROTO_MINOR_HOST_MAP    5 /* HOST_REGION_ADDRESS */
 #define VGPU_PROTO_MINOR_COOPERATIVE 6 /* LAUNCH's cooperative bit */
+#define VGPU_PROTO_MINOR_TENSOR_MAP  7 /* TENSOR_MAP */
 
 #define VGPU_NAME_MAX	     64	 /* vGPU names, including the NUL */
 #define VGPU_MESSAGE_MAX     256 /* human-readable error text, with NUL */
@@ -282,6 +283,17 @@ enum vgpu_opcode {
 	 */
 	VGPU_OP_LIBRARY_KERNEL_NAME = 60,
 
+	/*
+	 * A tensor map (minor version 7): a0 = data offset of a struct
+	 * vgpu_tensor_map (8-byte aligned), a1 = its bytes. The worker
+	 * encodes it as cuTensorMapEncodeTiled, _Im2col, _Im2colWide or
+	 * cuTensorMapReplaceAddress would (kind) and writes the 128 bytes
+	 * into its map; the driver's own error otherwise. The map is bytes
+	 * the client passes to its kernels: nothing is checked beyond what
+	 * the encoding needs (a kernel can be given any pointer anyway).
+	 */
+	VGPU_OP_TENSOR_MAP = 61,
+
 	VGPU_OP_COUNT_ /* not an opcode */
 };
 
@@ -372,5 +384,47 @@ struct vgpu_kernel_info {
 	uint32_t param_bytes; /* size of the buffer a launch passes */
 	struct vgpu_param params[VGPU_MAX_PARAMS];
 };
+
+/* VGPU_OP_TENSOR_MAP: what is asked. */
+enum vgpu_tensor_map_kind {
+	VGPU_TENSOR_MAP_TILED = 1,	     /* cuTensorMapEncodeTiled */
+	VGPU_TENSOR_MAP_IM2COL = 2,	     /* cuTensorMapEncodeIm2col */
+	VGPU_TENSOR_MAP_IM2COL_WIDE = 3,     /* cuTensorMapEncodeIm2colWide */
+	VGPU_TENSOR_MAP_REPLACE_ADDRESS = 4, /* cuTensorMapReplaceAddress */
+};
+
+#define VGPU_TENSOR_MAP_RANK_MAX 5 /* CUDA's */
+#define VGPU_TENSOR_MAP_BYTES	 128
+
+/*
+ * VGPU_OP_TENSOR_MAP's request and answer. The CUDA call's arguments by
+ * name; the arrays hold rank entries (strides rank - 1, the im2col
+ * corners rank - 2), the rest 0. REPLACE_ADDRESS reads map and
+ * global_address only. The enums are cuda.h's values.
+ */
+struct vgpu_tensor_map {
+	uint32_t kind; /* enum vgpu_tensor_map_kind */
+	uint32_t data_type;
+	uint32_t rank;
+	uint32_t interleave;
+	uint32_t swizzle;
+	uint32_t l2_promotion;
+	uint32_t oob_fill;
+	uint32_t wide_mode; /* IM2COL_WIDE: CUtensorMapIm2ColWideMode */
+	uint64_t global_address;
+	uint64_t global_dim[VGPU_TENSOR_MAP_RANK_MAX];
+	uint64_t global_strides[VGPU_TENSOR_MAP_RANK_MAX - 1];
+	uint32_t box_dim[VGPU_TENSOR_MAP_RANK_MAX];
+	uint32_t element_strides[VGPU_TENSOR_MAP_RANK_MAX];
+	/* IM2COL: the pixel box's corners; IM2COL_WIDE: [0] its width's */
+	int32_t lower_corner[VGPU_TENSOR_MAP_RANK_MAX - 2];
+	int32_t upper_corner[VGPU_TENSOR_MAP_RANK_MAX - 2];
+	uint32_t channels_per_pixel;
+	uint32_t pixels_per_column;
+	uint8_t map[VGPU_TENSOR_MAP_BYTES]; /* in (REPLACE_ADDRESS), out */
+};
+
+_Static_assert(sizeof(struct vgpu_tensor_map) == 312,
+	       "struct vgpu_tensor_map is 312 bytes");
 
 #endif /* VGPU_PROTOCOL_H */

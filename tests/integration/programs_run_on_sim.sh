@@ -35,6 +35,8 @@ tap_run "limits: cuCtxGetLimit/SetLimit, a quarter of the memory at most" \
 	client a "$(prog limits)"
 tap_run "mempool: stream-ordered allocation's edges, bad pools and frees refused" \
 	client a "$(prog mempool)"
+tap_run "tensor_map: maps encoded by the worker, replaced, bad ones refused" \
+	client a "$(prog tensor_map)"
 tap_run "driver_entries: cuBLASLt's context and stream entries, and their ids" \
 	client a "$(prog driver_entries)"
 tap_run "mapped_host: a kernel reads and writes mapped host memory, no copy" \

@@ -19,6 +19,8 @@ TEST_PROGRAMS += driver_entries
 TEST_PROGRAMS += mapped_host
 # stream-ordered allocation and memory pools, their edges (issue 18)
 TEST_PROGRAMS += mempool
+# tensor maps encoded by the worker's driver (issue 18)
+TEST_PROGRAMS += tensor_map
 TEST_PROGRAM_BINS := $(TEST_PROGRAMS:%=$(BUILD)/tests/programs/%)
 
 all: $(TEST_PROGRAM_BINS)

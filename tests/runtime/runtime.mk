@@ -9,7 +9,7 @@ RT_TEST_PROGRAMS := vector_add_rt matmul_shared_rt streams_overlap_rt \
 	events_rt callbacks_rt symbols_rt templates_rt errors_rt \
 	device_props_rt func_attrs_rt unsupported_rt launch_ex_rt \
 	per_thread_rt memory_2d_rt small_calls_rt device_reset_rt sticky_rt \
-	pinned_many_rt mapped_rt mempool_rt legacy_stream_rt coop_bound_rt
+	pinned_many_rt mapped_rt mempool_rt legacy_stream_rt coop_bound_rt tensor_map_rt
 RT_TEST_PROGRAM_BINS := $(RT_TEST_PROGRAMS:%=$(BUILD)/tests/runtime/%)
 
 all: $(RT_TEST_PROGRAM_BINS)

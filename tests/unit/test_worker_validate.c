@@ -80,6 +80,7 @@ static struct {
 	int unmark;	     /* launch_marked launches but does not record */
 	int early;	     /* launch_marked's markers may complete early */
 	int coop_launches;   /* launch_cooperative calls */
+	int tensor_maps;     /* tensor_map calls */
 	int queries;	     /* event_query calls */
 	int sync_ms;	     /* a stream sync waits this long, */
 	int hang; /* and then the kernel is done, unless this is set */
@@ -182,6 +183,15 @@ static int stub_kernel_name(struct backend *b, struct backend_library *l,
 
 	*count = 2;
 	*name = index < 2 ? names[index] : NULL;
+	return 0;
+}
+
+/* A map of 0xab bytes, counted. */
+static int stub_tensor_map(struct backend *b, const struct vgpu_tensor_map *t,
+			   uint8_t *map)
+{
+	st.tensor_maps++;
+	memset(map, 0xab, VGPU_TENSOR_MAP_BYTES);
 	return 0;
 }
 
@@ -441,6 +451,7 @@ static const struct backend_ops stub_ops = {
 	.library_kernel_name = stub_kernel_name,
 	.kernel_clusters = stub_kernel_clusters,
 	.ctx_limit = stub_ctx_limit,
+	.tensor_map = stub_tensor_map,
 	.launch = stub_launch,
 	.launch_marked = stub_launch_marked,
 	.launch_cooperative = stub_launch_cooperative,
@@ -1316,6 +1327,52 @@ static void limits_are_checked(void **state)
 			 CUDA_SUCCESS); /* reading it is fine */
 	assert_int_equal(st.limit_set, 0);
 	assert_int_equal(r[0], 1024);
+	fx_free(f);
+}
+
+/* TENSOR_MAP: the request's place and size, then its kind and rank
+ * (the arrays hold no more); a good one gets the backend's 128 bytes. */
+static void tensor_maps_are_checked(void **state)
+{
+	struct fx *f = fx_new(0);
+	struct vgpu_sqe q = sqe(VGPU_OP_TENSOR_MAP);
+	struct vgpu_tensor_map t = {.kind = VGPU_TENSOR_MAP_TILED, .rank = 2};
+	const size_t map_off = offsetof(struct vgpu_tensor_map, map);
+
+	st.tensor_maps = 0;
+	q.a[0] = 8192;
+	q.a[1] = sizeof(t) - 1; /* not the struct's size */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[1] = sizeof(t);
+	q.a[0] = 8196; /* not 8-byte aligned */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = DATA_SIZE - 8; /* past the data area */
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	q.a[0] = 8192;
+	t.kind = 0;
+	memcpy(f->data + 8192, &t, sizeof(t));
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	t.kind = VGPU_TENSOR_MAP_REPLACE_ADDRESS + 1;
+	memcpy(f->data + 8192, &t, sizeof(t));
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	t.kind = VGPU_TENSOR_MAP_TILED;
+	t.rank = VGPU_TENSOR_MAP_RANK_MAX + 1;
+	memcpy(f->data + 8192, &t, sizeof(t));
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	t.kind = VGPU_TENSOR_MAP_IM2COL;
+	t.rank = 2; /* im2col needs 3 to 5 */
+	memcpy(f->data + 8192, &t, sizeof(t));
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(st.tensor_maps, 0);
+
+	t.kind = VGPU_TENSOR_MAP_TILED;
+	memcpy(f->data + 8192, &t, sizeof(t));
+	assert_int_equal(run(&f->s, q, NULL), CUDA_SUCCESS);
+	assert_int_equal(st.tensor_maps, 1);
+	assert_int_equal(f->data[8192 + map_off], 0xab);
+	assert_int_equal(f->data[8192 + map_off + VGPU_TENSOR_MAP_BYTES - 1],
+			 0xab);
+	assert_int_equal(f->data[8192], VGPU_TENSOR_MAP_TILED); /* kept */
 	fx_free(f);
 }
 
@@ -2950,6 +3007,7 @@ int main(void)
 		cmocka_unit_test(get_global_checks_the_name_and_the_library),
 		cmocka_unit_test(kernel_clusters_are_checked),
 		cmocka_unit_test(kernel_names_are_checked),
+		cmocka_unit_test(tensor_maps_are_checked),
 		cmocka_unit_test(limits_are_checked),
 		cmocka_unit_test(
 			copies_reach_a_module_variable_while_it_is_loaded),

@@ -44,8 +44,8 @@ check "sysfs gpu is ${L2_EXPECT_GPU:-0} (the host GPU it lives on)" \
 	test "$(guest_attr gpu)" = "${L2_EXPECT_GPU:-0}"
 check "sysfs vgpu_name is ${L2_EXPECT_NAME:-?}" \
 	test "$(guest_attr vgpu_name)" = "${L2_EXPECT_NAME:-}"
-check "sysfs protocol_version is 1.6" \
-	test "$(guest_attr protocol_version)" = 1.6
+check "sysfs protocol_version is 1.7" \
+	test "$(guest_attr protocol_version)" = 1.7
 for a in sms memory gpu vgpu_name slice isolation protocol_version \
 	change_count channels state; do
 	echo "# /sys/class/vgpu/vgpu0/$a: $(guest_attr $a 2>&1)"
