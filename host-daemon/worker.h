@@ -116,6 +116,7 @@ struct worker {
 
 	/* dynamic partitioning (worker_part.h): resize, load analyzer */
 	struct worker_part *part;  /* NULL until worker_part_init */
+	struct worker_coop *coop;  /* worker_coop.c; NULL: not tracked */
 	pthread_mutex_t info_lock; /* guards info (clients copy it) */
 	uint32_t change_count;	   /* of the composition (atomic) */
 
@@ -308,6 +309,23 @@ int worker_mem_unmap(void *ctx, uint64_t va, uint64_t len);
 int worker_gate_init(struct worker *w);
 void worker_gate_fini(struct worker *w);
 /* STREAM_GATE's checks (a0 = gate offset, a1 = sequence). CUresult. */
+/*
+ * Cooperative kernels across resizes (worker_coop.c). A client thread
+ * holds around a cooperative launch's check and launch, and releases
+ * (launched: an event is recorded behind it on bs). The main thread's
+ * resize drains first: waits, up to bound_ns, for the cooperative kernels
+ * in flight (*left still running: -EBUSY, nothing held), then holds new
+ * ones until resume. NULL coop (unit tests): nothing tracked.
+ */
+int worker_coop_init(struct worker *w);
+void worker_coop_fini(struct worker *w);
+void worker_coop_hold(struct worker *w);
+void worker_coop_release(struct worker *w, struct backend_stream *bs,
+			 int launched);
+int worker_coop_drain(struct worker *w, uint64_t bound_ns, uint32_t *left,
+		      uint64_t *waited_ns);
+void worker_coop_resume(struct worker *w);
+
 /* VGPU_OP_TENSOR_MAP (worker_tensor_map.c): the request's place is
  * op->out; exec copies it, has the backend encode it, writes the map. */
 int worker_tensor_map_validate(struct worker_session *s,

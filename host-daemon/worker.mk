@@ -15,7 +15,8 @@ WORKER_OBJ_DIR   := $(BUILD)/obj/host-daemon
 CTL_MSG_OBJ      := $(WORKER_OBJ_DIR)/ctl_msg.o
 WORKER_CORE_OBJS := $(addprefix $(WORKER_OBJ_DIR)/,worker_exec.o \
 		    worker_handles.o worker_watchdog.o worker_gate.o \
-		    worker_defer.o worker_tensor_map.o mem_suballoc.o)
+		    worker_defer.o worker_tensor_map.o worker_coop.o \
+		    mem_suballoc.o)
 WORKER_OBJS      := $(addprefix $(WORKER_OBJ_DIR)/,worker_main.o \
 		    worker_client.o worker_channel.o worker_adopt.o \
 		    worker_depart.o \

@@ -1240,17 +1240,25 @@ static int exec_launch_cooperative(struct worker_session *s,
 
 	if (!w->ops->launch_cooperative || !w->ops->kernel_occupancy)
 		return CUDA_ERROR_NOT_SUPPORTED;
+	/* no resize between the check and the launch, nor under the
+	 * kernel (worker_coop.c) */
+	worker_coop_hold(w);
 	rc = w->ops->kernel_occupancy(w->be, k->bk, (int)(b[0] * b[1] * b[2]),
 				      op->launch.shared, 0, &per_sm);
-	if (rc)
+	if (rc) {
+		worker_coop_release(w, st->bs, 0);
 		return worker_check(w, rc, "kernel_occupancy (cooperative)");
+	}
 	pthread_mutex_lock(&w->info_lock);
 	sms = w->info.sm_count;
 	pthread_mutex_unlock(&w->info_lock);
-	if (per_sm <= 0 || blocks > (uint64_t)per_sm * sms)
+	if (per_sm <= 0 || blocks > (uint64_t)per_sm * sms) {
+		worker_coop_release(w, st->bs, 0);
 		return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	}
 	rc = w->ops->launch_cooperative(w->be, k->bk, g, b, op->launch.shared,
 					st->bs, k->params);
+	worker_coop_release(w, st->bs, rc == CUDA_SUCCESS);
 	if (rc)
 		return worker_check(w, rc, "launch_cooperative");
 	worker_note_launch(w);

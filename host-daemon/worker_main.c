@@ -548,6 +548,9 @@ static int run_worker(int ctl)
 		(unsigned long long)cfg.memory_quota, cfg.kernel_time_limit_ms);
 	if (worker_part_init(w))
 		worker_log(w, "out of memory: no resizes or load reports");
+	if (worker_coop_init(w))
+		worker_log(w, "out of memory: a resize does not wait for "
+			      "cooperative kernels");
 	if (worker_sched_init(w))
 		worker_log(w, "out of memory: no holds or activity reports");
 	if (worker_state_init(w))
@@ -569,6 +572,7 @@ static int run_worker(int ctl)
 	worker_watchdog_stop(w);
 	worker_gate_fini(w);
 	suballoc_destroy(&w->mem);
+	worker_coop_fini(w); /* its events are the backend's */
 	w->ops->close(w->be);
 	worker_part_fini(w);
 	worker_sched_fini(w);

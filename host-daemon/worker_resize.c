@@ -30,6 +30,10 @@
 #include "ctl_msg.h"
 #include "worker_part.h"
 
+/* How long a resize waits for cooperative kernels without a kernel time
+ * limit (with one: the limit and a second). */
+#define COOP_WAIT_MS 10000u
+
 int worker_part_init(struct worker *w)
 {
 	pthread_mutex_init(&w->info_lock, NULL); /* needed in any case */
@@ -144,15 +148,34 @@ static void resize_run(struct worker *w, const struct vgpu_ctl_resize *q,
 	struct vgpu_device_info info;
 	struct vgpu_ctl_resized r;
 	char err[VGPU_MESSAGE_MAX] = "";
-	uint32_t count, old_sms = w->info.sm_count;
-	uint64_t t0 = worker_now_ns();
+	uint32_t count, old_sms = w->info.sm_count, left, bound_ms;
+	uint64_t t0 = worker_now_ns(), waited_ns;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
 	r.seq = q->seq;
 	r.delay_ns = delay_ns;
+	/* cooperative kernels in flight end on the slice they were checked
+	 * against (worker_coop.c); an endless one refuses the resize */
+	bound_ms = w->cfg.kernel_time_limit_ms
+			   ? w->cfg.kernel_time_limit_ms + 1000
+			   : COOP_WAIT_MS;
+	if (worker_coop_drain(w, bound_ms * 1000000ull, &left, &waited_ns)) {
+		snprintf(err, sizeof(err),
+			 "%u cooperative kernel%s of the vGPU still running "
+			 "after %u ms; a resize waits for them to end",
+			 left, left == 1 ? "" : "s", bound_ms);
+		refuse(w, q->seq, CUDA_ERROR_NOT_READY, "%s", err);
+		return;
+	}
+	if (waited_ns)
+		worker_log(w,
+			   "resize waited %.1f ms for the cooperative "
+			   "kernels in flight to end",
+			   waited_ns / 1e6);
 	rc = w->ops->resize(w->be, q->groups, q->ngroups, &ri, err,
 			    sizeof(err));
+	worker_coop_resume(w);
 	if (rc) {
 		r.status = rc;
 		r.sm_count = w->info.sm_count;

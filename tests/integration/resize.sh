@@ -173,6 +173,28 @@ wait_for 60 "f to run again" f_running || true
 tap_expect "after the fault f resizes (to 24 SMs)" 0 "-> 24 SMs" \
 	vadmin resize f --sms 24
 tap_expect "and runs there" 0 "in order" client f "$(prog resize_chain)" 500
+# A cooperative kernel ends on the slice it was checked against: a resize
+# issued while one runs waits for its end (the worker says so), and the
+# kernel completes once.
+out="$TEST_TMP/coop.out"
+client_bg "$out" r "$(prog long_work)" coop 1500
+coop=$BG_PID
+wait_for 30 "the cooperative kernel to be queued" \
+	grep -q "coop launched" "$out" || true
+tap_expect "resize r to 16 SMs while a cooperative kernel runs" 0 \
+	"8 -> 16 SMs" vadmin resize r --sms 16
+rc=0
+wait_pid "$coop" 40 || rc=$?
+if [ "$rc" -eq 0 ] && grep -q "long_work: coop ok" "$out"; then
+	tap_ok "the cooperative kernel ran to its end, once"
+else
+	tap_not_ok "the cooperative kernel ran to its end, once" \
+		"exit status $rc: $(tail -n 1 "$out")"
+fi
+tap_expect "the resize waited for it first (worker log)" 0 \
+	"resize waited [0-9.]+ ms for the cooperative kernels" \
+	grep -E "resize waited" "$VGPUD_LOG"
+
 tap_vgpud_alive
 tap_vgpud_stops
 tap_done

@@ -17,6 +17,10 @@
  *       before the next is queued but the last; an event is recorded after
  *       it, and stream B, which waits for that event, runs a spinFor of MS2
  *       ms. B's kernel is queued about MS before it can start.
+ *   long_work coop MS
+ *       one spinFor of MS ms launched cooperatively
+ *       (cuLaunchCooperativeKernel); "long_work: coop launched" is
+ *       printed as soon as it is queued (a test resizes the vGPU then).
  *
  * Prints "long_work: MODE ok, ..." with the time it took, or the failing
  * call's error, and exits 1.
@@ -56,7 +60,7 @@ static void CUDA_CB sleepy(void *arg)
 static int usage(void)
 {
 	fprintf(stderr, "usage: long_work chain N MS | hostfn SLEEP_MS MS | "
-			"event N MS MS2\n");
+			"event N MS MS2 | coop MS\n");
 	return 2;
 }
 
@@ -77,6 +81,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "hostfn") && argc == 4) {
 		n = atoi(argv[2]); /* the host function's sleep */
 		ms = atoi(argv[3]);
+	} else if (!strcmp(mode, "coop") && argc == 3) {
+		n = 1;
+		ms = atoi(argv[2]);
 	} else if (!strcmp(mode, "event") && argc == 5) {
 		n = atoi(argv[2]);
 		ms = atoi(argv[3]);
@@ -105,6 +112,21 @@ int main(int argc, char **argv)
 		want = n;
 		least = (double)n * ms / 1e3;
 		snprintf(what, sizeof(what), "%u kernels of %u ms", n, ms);
+	} else if (!strcmp(mode, "coop")) {
+		unsigned long long ns = (unsigned long long)ms * 1000000ull;
+		void *params[] = {&count, &ns};
+
+		CHECK(cuLaunchCooperativeKernel(spin, 1, 1, 1, 32, 1, 1, 0, a,
+						params));
+		printf("long_work: coop launched\n");
+		fflush(stdout);
+		CHECK(cuStreamSynchronize(a));
+		t = prog_now() - t0;
+		got = read_count(count);
+		want = 1;
+		least = ms / 1e3;
+		snprintf(what, sizeof(what), "a cooperative kernel of %u ms",
+			 ms);
 	} else if (!strcmp(mode, "hostfn")) {
 		CHECK(cuLaunchHostFunc(a, sleepy, &n));
 		launch_spin(a, count, ms);
