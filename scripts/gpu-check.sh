@@ -835,6 +835,21 @@ if [ $BENCH_ONLY = 1 ] || [ "${RT_BENCH:-0}" = 1 ]; then
 	done < <(grep '^RATIO' "$LOG/rt-bench.log")
 fi
 
+# issue 18: CUDA's libraries on a vGPU against a raw green context of its
+# SMs (scripts/lib-bench.sh): with the benchmarks only (or LIB_BENCH=1)
+if [ $BENCH_ONLY = 1 ] || [ "${LIB_BENCH:-0}" = 1 ]; then
+	say "== CUDA's libraries: vGPU against a green context of its SMs (scripts/lib-bench.sh)"
+	if BUILD=$BUILD OUT= scripts/lib-bench.sh >"$LOG/lib-bench.log" 2>&1; then
+		ok "lib-bench ran"
+	else
+		bad "lib-bench: $(grep -m1 FAIL "$LOG/lib-bench.log" || tail -2 "$LOG/lib-bench.log" | tr '\n' ' ')"
+	fi
+	cp -r "$BUILD/lib-bench" "$LOG/" 2>/dev/null
+	while read -r line; do
+		result "$line"
+	done < <(grep -E '^RESULT name=lib_(goal|slice|native_scaling|conv_algo)' "$LOG/lib-bench.log")
+fi
+
 echo
 echo "== gpu-check summary ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader))"
 printf '%s\n' "${results[@]}" | tee "$LOG/summary.txt"
