@@ -19,11 +19,16 @@
 #include "client_copy.h"
 #include "client_order.h"
 
+/* Blocking streams whose host functions a staging copy waits for one by
+ * one; with more, it waits for every stream's. */
+#define ORDER_HOSTFN_STREAMS 64
+
 void client_order_init(struct client_order *o)
 {
 	pthread_mutex_init(&o->lock, NULL);
 	o->blocking = NULL;
 	o->dirty_any = 0;
+	o->busy = 0;
 	o->legacy = 0;
 	o->recorded = 0;
 	o->event = 0;
@@ -111,38 +116,37 @@ static CUresult order_wait(struct client *c, uint32_t *ev, uint32_t source,
 	return order_wait_event(c, waiter, *ev);
 }
 
-CUresult client_order_legacy(struct client *c, int stages)
+CUresult client_order_legacy(struct client *c)
 {
 	struct client_order *o = &c->order;
 	struct client_order_stream *s;
 	CUresult err = CUDA_SUCCESS;
-	int waited = 0;
 
-	if (!__atomic_load_n(&o->dirty_any, __ATOMIC_ACQUIRE))
+	/* busy: another thread cleared dirty_any and is still queueing the
+	 * waits it stood for; work queued now must come after them */
+	if (!__atomic_load_n(&o->dirty_any, __ATOMIC_SEQ_CST) &&
+	    !__atomic_load_n(&o->busy, __ATOMIC_SEQ_CST))
 		return CUDA_SUCCESS;
 	pthread_mutex_lock(&o->lock);
+	__atomic_store_n(&o->busy, 1, __ATOMIC_SEQ_CST);
 	/* cleared first: a stream made dirty from now on sets it again */
 	__atomic_store_n(&o->dirty_any, 0, __ATOMIC_SEQ_CST);
 	for (s = o->blocking; s; s = s->next) {
 		if (!__atomic_exchange_n(&s->dirty, 0, __ATOMIC_ACQ_REL))
 			continue;
 		err = order_wait(c, &s->event, s->handle, 0);
-		if (err !=
-		    CUDA_SUCCESS) { /* the next legacy call tries again */
+		if (err != CUDA_SUCCESS) { /* the next legacy call retries */
 			__atomic_store_n(&s->dirty, 1, __ATOMIC_RELAXED);
 			__atomic_store_n(&o->dirty_any, 1, __ATOMIC_RELEASE);
 			break;
 		}
-		waited = 1;
 	}
+	__atomic_store_n(&o->busy, 0, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&o->lock);
-	if (waited && stages)
-		client_hostfn_wait_all();
 	return err;
 }
 
-CUresult client_order_blocking(struct client *c, struct client_order_stream *s,
-			       int stages)
+CUresult client_order_blocking(struct client *c, struct client_order_stream *s)
 {
 	struct client_order *o = &c->order;
 	uint64_t now = __atomic_load_n(&o->legacy, __ATOMIC_ACQUIRE);
@@ -161,7 +165,31 @@ CUresult client_order_blocking(struct client *c, struct client_order_stream *s,
 	if (err == CUDA_SUCCESS)
 		__atomic_store_n(&s->seen, now, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&o->lock);
-	if (err == CUDA_SUCCESS && stages)
-		client_hostfn_wait_stream(0);
 	return err;
+}
+
+void client_order_wait_hostfns(struct client *c)
+{
+	struct client_order *o = &c->order;
+	struct client_order_stream *s;
+	uint32_t h[ORDER_HOSTFN_STREAMS];
+	unsigned int n = 0, i;
+	int all = 0;
+
+	pthread_mutex_lock(&o->lock);
+	for (s = o->blocking; s; s = s->next) {
+		if (n == ORDER_HOSTFN_STREAMS) {
+			all = 1; /* more than that: every stream's */
+			break;
+		}
+		h[n++] = s->handle;
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (all) {
+		client_hostfn_wait_all();
+		return;
+	}
+	client_hostfn_wait_stream(0);
+	for (i = 0; i < n; i++)
+		client_hostfn_wait_stream(h[i]);
 }

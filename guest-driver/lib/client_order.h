@@ -37,6 +37,7 @@ struct client_order {
 	pthread_mutex_t lock;
 	struct client_order_stream *blocking; /* the blocking streams */
 	int dirty_any;	   /* some blocking stream is dirty (atomic) */
+	int busy;	   /* a legacy call is queueing its waits (atomic) */
 	uint64_t legacy;   /* legacy-stream operations submitted (atomic) */
 	uint64_t recorded; /* the value of legacy when event was recorded */
 	uint32_t event;	   /* on the legacy stream; 0: none yet */
@@ -50,16 +51,27 @@ void client_order_remove(struct client *c, struct client_order_stream *s);
 
 /*
  * Before work is submitted to the legacy stream: make it wait for every
- * blocking stream with work since its last wait. stages: the work copies
- * host memory when submitted, so host functions queued on those streams
- * run first (they may write it). An error: nothing was submitted for it.
+ * blocking stream with work since its last wait. An error: nothing was
+ * submitted for it.
  */
-CUresult client_order_legacy(struct client *c, int stages);
+CUresult client_order_legacy(struct client *c);
 
 /* Before work is submitted to blocking stream s: make s wait for the
  * legacy stream's work since it last did. */
-CUresult client_order_blocking(struct client *c, struct client_order_stream *s,
-			       int stages);
+CUresult client_order_blocking(struct client *c, struct client_order_stream *s);
+
+/*
+ * Before work on the legacy stream or a blocking stream copies host
+ * memory when it is submitted (a copy from pageable memory is staged
+ * then, not when the stream reaches it): wait for the host functions
+ * queued on the legacy stream and on every blocking stream, which may
+ * write that memory and which the work comes after (a blocking stream's
+ * since the legacy stream last waited for it only through the legacy
+ * stream's next work: waiting for those too orders more than CUDA, never
+ * less). Never for a non-blocking stream's: the work does not wait for
+ * them, and a host function there may wait for the caller.
+ */
+void client_order_wait_hostfns(struct client *c);
 
 /* After work was submitted to the legacy stream, or to blocking stream
  * s: later work of the other side waits for it. */

@@ -76,10 +76,17 @@ CUresult client_stream_begin(struct client *c, CUstream s, int stages,
 	*u = (struct client_stream_use){0};
 	if (!s || s == CU_STREAM_LEGACY) {
 		u->legacy = 1;
-		return client_order_legacy(c, stages);
+		err = client_order_legacy(c);
+		if (err == CUDA_SUCCESS && stages)
+			client_order_wait_hostfns(c);
+		return err;
 	}
-	if (s == CU_STREAM_PER_THREAD)
-		return CUDA_SUCCESS; /* the legacy stream's own: ordered */
+	if (s == CU_STREAM_PER_THREAD) {
+		/* the legacy stream's own worker stream: ordered with it */
+		if (stages)
+			client_order_wait_hostfns(c);
+		return CUDA_SUCCESS;
+	}
 	u->obj = client_registry_get(&c->registry, s, CLIENT_OBJ_STREAM);
 	if (!u->obj)
 		return CUDA_ERROR_INVALID_HANDLE;
@@ -88,12 +95,15 @@ CUresult client_stream_begin(struct client *c, CUstream s, int stages,
 	if (!stream_blocking(st))
 		return CUDA_SUCCESS;
 	u->order = &st->order;
-	err = client_order_blocking(c, u->order, stages);
+	err = client_order_blocking(c, u->order);
 	if (err != CUDA_SUCCESS) {
 		client_obj_put(&c->registry, u->obj);
 		u->obj = NULL;
+		return err;
 	}
-	return err;
+	if (stages)
+		client_order_wait_hostfns(c);
+	return CUDA_SUCCESS;
 }
 
 CUresult client_stream_end(struct client *c, struct client_stream_use *u,

@@ -11,9 +11,14 @@
  *    wrote, with no synchronize between;
  *  - a fill on stream 0, then an increment on a blocking stream;
  *  - an event recorded on stream 0 after a blocking stream's work;
+ *  - a host function on a blocking stream writes a buffer that a
+ *    cudaMemcpy on stream 0 then copies, with stream-0 work between (the
+ *    copy reads the buffer after the function, as stream 0 waits for it);
  *  - cudaStreamCreateWithPriority's stream is blocking too;
  *  - a non-blocking stream finishes while stream 0 still spins.
  */
+#include <time.h>
+
 #include "rt_check.h"
 
 static int failures;
@@ -62,6 +67,16 @@ __global__ void addScalar(int *d, int n, int value)
 }
 
 static const int n = 4096, threads = 256;
+
+/* a host function: after a while, every element of the buffer is 21 */
+static void CUDART_CB writeLater(void *p)
+{
+	struct timespec t = {0, 200000000};
+
+	nanosleep(&t, NULL);
+	for (int i = 0; i < 4096; i++)
+		((int *)p)[i] = 21;
+}
 static const unsigned long long slow_ns = 300000000ull; /* 0.3 s */
 
 static int all_equal(const int *h, int v)
@@ -120,6 +135,18 @@ int main(void)
 	CHECK(cudaStreamSynchronize(nonblocking));
 	expect(all_equal(h, 11), "an event recorded on stream 0 after a "
 				 "blocking stream's work completes after it");
+
+	/* a host function's write, then stream-0 work, then a copy of it */
+	int *src = (int *)calloc(n, sizeof(int));
+	if (!src)
+		return 1;
+	CHECK(cudaLaunchHostFunc(blocking, writeLater, src));
+	fillValue<<<n / threads, threads>>>(d, n, 0);
+	CHECK(cudaMemcpy(d, src, n * sizeof(int), cudaMemcpyHostToDevice));
+	CHECK(cudaMemcpy(h, d, n * sizeof(int), cudaMemcpyDeviceToHost));
+	expect(all_equal(h, 21), "cudaMemcpy on stream 0 copies what a "
+				 "blocking stream's host function wrote");
+	free(src);
 
 	/* a stream made with a priority is blocking as well */
 	CHECK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
