@@ -30,9 +30,10 @@
 #include "ctl_msg.h"
 #include "worker_part.h"
 
-/* How long a resize waits for cooperative kernels without a kernel time
- * limit (with one: the limit and a second). */
-#define COOP_WAIT_MS 10000u
+/* How long a resize waits for cooperative kernels at most (the kernel
+ * time limit and a second when that is less): below vgpud's 10 s for an
+ * answer (DAEMON_RESIZE_TIMEOUT_MS), so the refusal is the answer. */
+#define COOP_WAIT_MS 8000u
 
 int worker_part_init(struct worker *w)
 {
@@ -157,9 +158,10 @@ static void resize_run(struct worker *w, const struct vgpu_ctl_resize *q,
 	r.delay_ns = delay_ns;
 	/* cooperative kernels in flight end on the slice they were checked
 	 * against (worker_coop.c); an endless one refuses the resize */
-	bound_ms = w->cfg.kernel_time_limit_ms
-			   ? w->cfg.kernel_time_limit_ms + 1000
-			   : COOP_WAIT_MS;
+	bound_ms = COOP_WAIT_MS;
+	if (w->cfg.kernel_time_limit_ms &&
+	    w->cfg.kernel_time_limit_ms + 1000 < bound_ms)
+		bound_ms = w->cfg.kernel_time_limit_ms + 1000;
 	if (worker_coop_drain(w, bound_ms * 1000000ull, &left, &waited_ns)) {
 		snprintf(err, sizeof(err),
 			 "%u cooperative kernel%s of the vGPU still running "
@@ -175,8 +177,8 @@ static void resize_run(struct worker *w, const struct vgpu_ctl_resize *q,
 			   waited_ns / 1e6);
 	rc = w->ops->resize(w->be, q->groups, q->ngroups, &ri, err,
 			    sizeof(err));
-	worker_coop_resume(w);
 	if (rc) {
+		worker_coop_resume(w);
 		r.status = rc;
 		r.sm_count = w->info.sm_count;
 		r.change_count =
@@ -194,6 +196,9 @@ static void resize_run(struct worker *w, const struct vgpu_ctl_resize *q,
 	memset(w->cfg.groups, 0, sizeof(w->cfg.groups));
 	memcpy(w->cfg.groups, q->groups, q->ngroups * sizeof(q->groups[0]));
 	count = worker_publish_info(w, &info);
+	/* after the new SM count is published: a cooperative launch held
+	 * until now is checked against it */
+	worker_coop_resume(w);
 
 	/* a debt of at most one budget: one slow switch (a loaded host)
 	 * holds the next resize back by a period, not for minutes */

@@ -175,25 +175,38 @@ tap_expect "after the fault f resizes (to 24 SMs)" 0 "-> 24 SMs" \
 tap_expect "and runs there" 0 "in order" client f "$(prog resize_chain)" 500
 # A cooperative kernel ends on the slice it was checked against: a resize
 # issued while one runs waits for its end (the worker says so), and the
-# kernel completes once.
-out="$TEST_TMP/coop.out"
-client_bg "$out" r "$(prog long_work)" coop 1500
-coop=$BG_PID
-wait_for 30 "the cooperative kernel to be queued" \
-	grep -q "coop launched" "$out" || true
-tap_expect "resize r to 16 SMs while a cooperative kernel runs" 0 \
-	"8 -> 16 SMs" vadmin resize r --sms 16
-rc=0
-wait_pid "$coop" 40 || rc=$?
-if [ "$rc" -eq 0 ] && grep -q "long_work: coop ok" "$out"; then
-	tap_ok "the cooperative kernel ran to its end, once"
-else
-	tap_not_ok "the cooperative kernel ran to its end, once" \
-		"exit status $rc: $(tail -n 1 "$out")"
-fi
+# kernel completes once; one that runs past the wait's bound (8 s) gets
+# the resize refused, saying why, and runs on.
+tap_expect "resize r to 16 SMs" 0 "-> 16 SMs" vadmin resize r --sms 16
+coop_run() { # MS: a cooperative kernel of MS ms on r, started
+	out="$TEST_TMP/coop.$1.out"
+	client_bg "$out" r "$(prog long_work)" coop "$1"
+	coop=$BG_PID
+	wait_for 30 "the cooperative kernel to be queued" \
+		grep -q "coop launched" "$out" || true
+}
+coop_done() { # TITLE
+	local rc=0
+	wait_pid "$coop" 40 || rc=$?
+	if [ "$rc" -eq 0 ] && grep -q "long_work: coop ok" "$out"; then
+		tap_ok "$1"
+	else
+		tap_not_ok "$1" "exit status $rc: $(tail -n 1 "$out")"
+	fi
+}
+coop_run 1500
+tap_expect "shrink r to 8 SMs while a cooperative kernel runs" 0 \
+	"16 -> 8 SMs" vadmin resize r --sms 8
+coop_done "the cooperative kernel ran to its end, once"
 tap_expect "the resize waited for it first (worker log)" 0 \
 	"resize waited [0-9.]+ ms for the cooperative kernels" \
 	grep -E "resize waited" "$VGPUD_LOG"
+coop_run 9500
+tap_expect "a resize under a cooperative kernel longer than 8 s is refused, saying why" \
+	1 "1 cooperative kernel of the vGPU still running after 8000 ms" \
+	vadmin resize r --sms 16
+coop_done "... and the kernel runs to its end"
+tap_expect "r is still 8 SMs" 0 "^8$" vgpu_field r SMS
 
 tap_vgpud_alive
 tap_vgpud_stops
