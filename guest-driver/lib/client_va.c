@@ -193,7 +193,7 @@ static void client_va_claim_window(uint64_t i)
 
 /*
  * Under ulimit -v: whether [ptr, end) overlaps the process's memory now
- * (anything but an inaccessible anonymous mapping); -1 with why if so.
+ * (any mapping: nothing of ours is reserved there); -1 with why if so.
  */
 static int client_va_check(uint64_t ptr, uint64_t end, char *why, size_t len)
 {
@@ -201,19 +201,16 @@ static int client_va_check(uint64_t ptr, uint64_t end, char *why, size_t len)
 	unsigned long long lo, hi;
 	char perms[8], *line = NULL;
 	size_t cap = 0, n;
-	int pos, rc = 0;
+	int rc = 0;
 
 	if (!f)
 		return 0;
 	while (getline(&line, &cap, f) > 0) {
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s%n", &lo, &hi, perms,
-			   &pos) < 3 ||
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) < 3 ||
 		    hi <= ptr || lo >= end)
 			continue;
-		while (line[pos] == ' ')
-			pos++;
-		if (!strcmp(perms, "---p") && line[pos] == '\n')
-			continue;
+		/* an inaccessible reserve counts too: glibc's malloc arenas
+		 * reserve so, and make it usable later */
 		for (n = strlen(line);
 		     n && isspace((unsigned char)line[n - 1]);)
 			line[--n] = '\0';

@@ -187,9 +187,15 @@ static int stub_kernel_name(struct backend *b, struct backend_library *l,
 }
 
 /* A map of 0xab bytes, counted. */
+static const uint8_t *stub_data; /* the fixture's data area, if set */
+
 static int stub_tensor_map(struct backend *b, const struct vgpu_tensor_map *t,
 			   uint8_t *map)
 {
+	/* the worker's own copy, never the client's data area */
+	if (stub_data && (const uint8_t *)t >= stub_data &&
+	    (const uint8_t *)t < stub_data + DATA_SIZE)
+		return CUDA_ERROR_ILLEGAL_STATE;
 	st.tensor_maps++;
 	memset(map, 0xab, VGPU_TENSOR_MAP_BYTES);
 	return 0;
@@ -1359,11 +1365,22 @@ static void tensor_maps_are_checked(void **state)
 	t.rank = VGPU_TENSOR_MAP_RANK_MAX + 1;
 	memcpy(f->data + 8192, &t, sizeof(t));
 	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	t.rank = 0;
+	memcpy(f->data + 8192, &t, sizeof(t));
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
 	t.kind = VGPU_TENSOR_MAP_IM2COL;
 	t.rank = 2; /* im2col needs 3 to 5 */
 	memcpy(f->data + 8192, &t, sizeof(t));
 	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	t.rank = VGPU_TENSOR_MAP_RANK_MAX + 1;
+	memcpy(f->data + 8192, &t, sizeof(t));
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
+	t.kind = VGPU_TENSOR_MAP_IM2COL_WIDE;
+	t.rank = 2;
+	memcpy(f->data + 8192, &t, sizeof(t));
+	assert_int_equal(run(&f->s, q, NULL), CUDA_ERROR_INVALID_VALUE);
 	assert_int_equal(st.tensor_maps, 0);
+	stub_data = f->data;
 
 	t.kind = VGPU_TENSOR_MAP_TILED;
 	memcpy(f->data + 8192, &t, sizeof(t));
@@ -1373,6 +1390,7 @@ static void tensor_maps_are_checked(void **state)
 	assert_int_equal(f->data[8192 + map_off + VGPU_TENSOR_MAP_BYTES - 1],
 			 0xab);
 	assert_int_equal(f->data[8192], VGPU_TENSOR_MAP_TILED); /* kept */
+	stub_data = NULL;
 	fx_free(f);
 }
 
