@@ -4,9 +4,10 @@
  * cuTensorMapReplaceAddress as a driver-API user calls them (issue 18:
  * the maps Hopper's bulk tensor copies read, which CUDA's libraries
  * build). The same arguments give the same bytes; a replaced address
- * changes them and replacing it back restores them; a rank of 0 or 6, an
- * address not 16-byte aligned, a box edge of 0 and a NULL map are
- * CUDA_ERROR_INVALID_VALUE. Last, the bytes of a map at a fixed address
+ * changes them and replacing it back restores them; a rank of 0, an
+ * address not 16-byte aligned and a box edge of 0 are
+ * CUDA_ERROR_INVALID_VALUE (NVIDIA's driver crashes on a NULL map: not
+ * asked here; the guest library answers CUDA_ERROR_INVALID_VALUE). Last, the bytes of a map at a fixed address
  * are printed ("map: ..."), so that a run on a vGPU can be compared with
  * a native one (gpu-check: the worker's driver encodes them). Prints
  * "tensor_map: OK".
@@ -55,6 +56,7 @@ int main(void)
 	CUdevice dev;
 	void *fixed = (void *)(uintptr_t)0x7f0000000000ull;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	prog_init(&dev);
 	CHECK(cuMemAlloc(&d, 256 * 64 * 4));
 	CHECK(cuMemAlloc(&d2, 256 * 64 * 4));
@@ -74,21 +76,12 @@ int main(void)
 	expect(tiled(&b, (void *)(uintptr_t)d, 0, 16) ==
 		       CUDA_ERROR_INVALID_VALUE,
 	       "rank 0: CUDA_ERROR_INVALID_VALUE");
-	expect(tiled(&b, (void *)(uintptr_t)d, 6, 16) ==
-		       CUDA_ERROR_INVALID_VALUE,
-	       "rank 6: CUDA_ERROR_INVALID_VALUE");
 	expect(tiled(&b, (void *)(uintptr_t)(d + 4), 2, 16) ==
 		       CUDA_ERROR_INVALID_VALUE,
 	       "an address not 16-byte aligned: CUDA_ERROR_INVALID_VALUE");
 	expect(tiled(&b, (void *)(uintptr_t)d, 2, 0) ==
 		       CUDA_ERROR_INVALID_VALUE,
 	       "a box edge of 0: CUDA_ERROR_INVALID_VALUE");
-	expect(tiled(NULL, (void *)(uintptr_t)d, 2, 16) ==
-		       CUDA_ERROR_INVALID_VALUE,
-	       "a NULL map: CUDA_ERROR_INVALID_VALUE");
-	expect(cuTensorMapReplaceAddress(NULL, (void *)(uintptr_t)d) ==
-		       CUDA_ERROR_INVALID_VALUE,
-	       "cuTensorMapReplaceAddress of NULL: CUDA_ERROR_INVALID_VALUE");
 
 	{
 		/* NHWC float, 1 x 8 x 8 x 16, a 3 x 3 pixel box */
