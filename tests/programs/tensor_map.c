@@ -6,8 +6,10 @@
  * build). The same arguments give the same bytes; a replaced address
  * changes them and replacing it back restores them; a rank of 0, an
  * address not 16-byte aligned and a box edge of 0 are
- * CUDA_ERROR_INVALID_VALUE (NVIDIA's driver crashes on a NULL map: not
- * asked here; the guest library answers CUDA_ERROR_INVALID_VALUE). Last, the bytes of a map at a fixed address
+ * CUDA_ERROR_INVALID_VALUE. A NULL map and a rank of 6 are not asked:
+ * with them the program died natively of a segfault in a context (which
+ * of the two was not isolated); the guest library refuses both with
+ * CUDA_ERROR_INVALID_VALUE. Last, the bytes of a map at a fixed address
  * are printed ("map: ..."), so that a run on a vGPU can be compared with
  * a native one (gpu-check: the worker's driver encodes them). Prints
  * "tensor_map: OK".

@@ -863,6 +863,49 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* Tensor maps: the cuda backend resolves them; no test encodes one. */
+CUresult CUDAAPI cuTensorMapEncodeTiled(
+	CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
+	cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
+	const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
+	const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+	CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
+	CUtensorMapFloatOOBfill oobFill)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult CUDAAPI cuTensorMapEncodeIm2col(
+	CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
+	cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
+	const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner,
+	const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel,
+	cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides,
+	CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+	CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult CUDAAPI cuTensorMapEncodeIm2colWide(
+	CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
+	cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
+	const cuuint64_t *globalStrides, int pixelBoxLowerCornerWidth,
+	int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel,
+	cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides,
+	CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode,
+	CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
+	CUtensorMapFloatOOBfill oobFill)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult CUDAAPI cuTensorMapReplaceAddress(CUtensorMap *tensorMap,
+					   void *globalAddress)
+{
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 CUresult CUDAAPI cuKernelGetAttribute(int *pi, CUfunction_attribute attrib,
 				      CUkernel kernel, CUdevice dev)
 {
