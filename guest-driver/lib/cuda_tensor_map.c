@@ -89,6 +89,19 @@ static CUresult tensor_map_common(struct vgpu_tensor_map *t, uint32_t kind,
 	return CUDA_SUCCESS;
 }
 
+/* The four modes every encoding takes. */
+static void tensor_map_modes(struct vgpu_tensor_map *t,
+			     CUtensorMapInterleave interleave,
+			     CUtensorMapSwizzle swizzle,
+			     CUtensorMapL2promotion l2Promotion,
+			     CUtensorMapFloatOOBfill oobFill)
+{
+	t->interleave = (uint32_t)interleave;
+	t->swizzle = (uint32_t)swizzle;
+	t->l2_promotion = (uint32_t)l2Promotion;
+	t->oob_fill = (uint32_t)oobFill;
+}
+
 VGPU_API CUresult CUDAAPI cuTensorMapEncodeTiled(
 	CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
 	cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
@@ -105,10 +118,7 @@ VGPU_API CUresult CUDAAPI cuTensorMapEncodeTiled(
 	if (err != CUDA_SUCCESS || !boxDim)
 		return err != CUDA_SUCCESS ? err : CUDA_ERROR_INVALID_VALUE;
 	memcpy(t.box_dim, boxDim, tensorRank * sizeof(*boxDim));
-	t.interleave = (uint32_t)interleave;
-	t.swizzle = (uint32_t)swizzle;
-	t.l2_promotion = (uint32_t)l2Promotion;
-	t.oob_fill = (uint32_t)oobFill;
+	tensor_map_modes(&t, interleave, swizzle, l2Promotion, oobFill);
 	return tensor_map_call(&t, tensorMap);
 }
 
@@ -136,10 +146,7 @@ VGPU_API CUresult CUDAAPI cuTensorMapEncodeIm2col(
 	       (tensorRank - 2) * sizeof(int));
 	t.channels_per_pixel = channelsPerPixel;
 	t.pixels_per_column = pixelsPerColumn;
-	t.interleave = (uint32_t)interleave;
-	t.swizzle = (uint32_t)swizzle;
-	t.l2_promotion = (uint32_t)l2Promotion;
-	t.oob_fill = (uint32_t)oobFill;
+	tensor_map_modes(&t, interleave, swizzle, l2Promotion, oobFill);
 	return tensor_map_call(&t, tensorMap);
 }
 
@@ -164,11 +171,8 @@ VGPU_API CUresult CUDAAPI cuTensorMapEncodeIm2colWide(
 	t.upper_corner[0] = pixelBoxUpperCornerWidth;
 	t.channels_per_pixel = channelsPerPixel;
 	t.pixels_per_column = pixelsPerColumn;
-	t.interleave = (uint32_t)interleave;
 	t.wide_mode = (uint32_t)mode;
-	t.swizzle = (uint32_t)swizzle;
-	t.l2_promotion = (uint32_t)l2Promotion;
-	t.oob_fill = (uint32_t)oobFill;
+	tensor_map_modes(&t, interleave, swizzle, l2Promotion, oobFill);
 	return tensor_map_call(&t, tensorMap);
 }
 

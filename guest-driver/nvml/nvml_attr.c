@@ -145,6 +145,22 @@ NVML_API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device,
 	return nvml_clock(device, type, clock);
 }
 
+/* An answer the same for every vGPU: the device checked, value into
+ * *out (an enum of NVML's, int-sized). */
+static nvmlReturn_t fixed_answer(nvmlDevice_t device, int *out, int value)
+{
+	const struct nvml_cuda *cu;
+	CUdevice dev;
+	nvmlReturn_t rc = nvml_device_enter(device, &cu, &dev);
+
+	if (rc != NVML_SUCCESS)
+		return rc;
+	if (!out)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*out = value;
+	return NVML_SUCCESS;
+}
+
 /*
  * A vGPU serves every process of its VM (or its user, on a host) at
  * once: the default compute mode, whatever the physical GPU is set to
@@ -153,16 +169,7 @@ NVML_API nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device,
 NVML_API nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device,
 					       nvmlComputeMode_t *mode)
 {
-	const struct nvml_cuda *cu;
-	CUdevice dev;
-	nvmlReturn_t rc = nvml_device_enter(device, &cu, &dev);
-
-	if (rc != NVML_SUCCESS)
-		return rc;
-	if (!mode)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*mode = NVML_COMPUTEMODE_DEFAULT;
-	return NVML_SUCCESS;
+	return fixed_answer(device, (int *)mode, NVML_COMPUTEMODE_DEFAULT);
 }
 
 /* A vGPU's state lives in its worker, which outlasts every client:
@@ -170,16 +177,7 @@ NVML_API nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device,
 NVML_API nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device,
 						   nvmlEnableState_t *mode)
 {
-	const struct nvml_cuda *cu;
-	CUdevice dev;
-	nvmlReturn_t rc = nvml_device_enter(device, &cu, &dev);
-
-	if (rc != NVML_SUCCESS)
-		return rc;
-	if (!mode)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*mode = NVML_FEATURE_ENABLED;
-	return NVML_SUCCESS;
+	return fixed_answer(device, (int *)mode, NVML_FEATURE_ENABLED);
 }
 
 /* The brand NVIDIA's data-centre GPUs report ("NVIDIA"); not one of
@@ -187,14 +185,5 @@ NVML_API nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device,
 NVML_API nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device,
 					 nvmlBrandType_t *type)
 {
-	const struct nvml_cuda *cu;
-	CUdevice dev;
-	nvmlReturn_t rc = nvml_device_enter(device, &cu, &dev);
-
-	if (rc != NVML_SUCCESS)
-		return rc;
-	if (!type)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*type = NVML_BRAND_NVIDIA;
-	return NVML_SUCCESS;
+	return fixed_answer(device, (int *)type, NVML_BRAND_NVIDIA);
 }
