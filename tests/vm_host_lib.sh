@@ -201,7 +201,7 @@ vm_host_l1()
 		vm-images/l2/run-l1.sh --timeout "$timeout" "$@" \
 			>"$LOG/l1.out" 2>&1 || rc=$?
 		why=
-		if [ "$rc" -eq 126 ]; then
+		if [ "$rc" -eq 126 ] && ! grep -q '\[vgpu_mdev\]' "$LOG/l1.out"; then
 			why="L2 got stuck in L1's KVM (a soft lockup)"
 		elif [ "$rc" -eq 125 ] && l1_broke_in_kvm "$LOG/l1.out"; then
 			why="L1's kernel crashed or reset in KVM, under QEMU, not in vgpu_mdev"

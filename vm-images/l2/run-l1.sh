@@ -89,14 +89,19 @@ step "booting L1 ($KVER) under $accel (${accel_args[*]}), $cpus CPUs," \
 	"$memory, timeout $timeout_s s"
 
 # watch_restart: passes the console on; at "vgpu-l1: restart" (L2 stuck
-# in L1's KVM: L1 cannot power itself off cleanly) it stops QEMU.
+# in L1's KVM: L1 cannot power itself off cleanly) it stops QEMU. So it
+# does when L1's kernel reports a soft lockup in a QEMU thread (a vCPU of
+# L1 stuck in KVM_RUN): that can come before L1's own watch has started
+# (seen in CI as L1 loaded KVM, 2026-11-28), and L1 would then sit out
+# the whole timeout. The host then boots L1 again (vm_host_l1), unless
+# our module is in the log.
 watch_restart()
 {
 	local line
 	while IFS= read -r line; do
 		printf '%s\n' "$line"
 		case $line in
-		*"vgpu-l1: restart"*)
+		*"soft lockup"*"[qemu-system-x86"* | *"vgpu-l1: restart"*)
 			touch "$run/restart"
 			sleep 5 # the rest of L1's report
 			kill "$(cat "$run/qemu.pid")" 2>/dev/null
