@@ -44,10 +44,13 @@ static nvmlReturn_t nvml_mem_get(const struct nvml_cuda *cu, CUdevice dev,
 	return NVML_SUCCESS;
 }
 
-NVML_API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
-					      nvmlMemory_t *memory)
+/* The device checked, the out-pointer checked, then the quota and what
+ * is left of it. version: the struct's version field, or NULL (v1). */
+static nvmlReturn_t memory_read(nvmlDevice_t device, const void *memory,
+				const unsigned int *version,
+				unsigned long long *total,
+				unsigned long long *left)
 {
-	unsigned long long total, left;
 	const struct nvml_cuda *cu;
 	CUdevice dev;
 	nvmlReturn_t rc = nvml_device_enter(device, &cu, &dev);
@@ -56,7 +59,17 @@ NVML_API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
 		return rc;
 	if (!memory)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	rc = nvml_mem_get(cu, dev, &total, &left);
+	if (version && *version != nvmlMemory_v2)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	return nvml_mem_get(cu, dev, total, left);
+}
+
+NVML_API nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device,
+					      nvmlMemory_t *memory)
+{
+	unsigned long long total, left;
+	nvmlReturn_t rc = memory_read(device, memory, NULL, &total, &left);
+
 	if (rc != NVML_SUCCESS)
 		return rc;
 	memory->total = total;
@@ -69,17 +82,10 @@ NVML_API nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
 						 nvmlMemory_v2_t *memory)
 {
 	unsigned long long total, left;
-	const struct nvml_cuda *cu;
-	CUdevice dev;
-	nvmlReturn_t rc = nvml_device_enter(device, &cu, &dev);
+	nvmlReturn_t rc =
+		memory_read(device, memory, memory ? &memory->version : NULL,
+			    &total, &left);
 
-	if (rc != NVML_SUCCESS)
-		return rc;
-	if (!memory)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	if (memory->version != nvmlMemory_v2)
-		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-	rc = nvml_mem_get(cu, dev, &total, &left);
 	if (rc != NVML_SUCCESS)
 		return rc;
 	memory->total = total;
